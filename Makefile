@@ -1,0 +1,59 @@
+# foldkit-agent: every target installs what it needs on its own.
+#   make demo   the todo app driven by an agent over real MCP
+#   make test   the whole test suite (Python, Node interop peers, headless Chromium)
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+NODE_STAMP := tests/interop/node_modules/.installed
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: demo test lint format bench soak check install node chromium clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+$(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
+	cd tests/interop && npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+node: $(NODE_STAMP)
+
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) \
+	  || { echo "could not install chromium: run 'sudo apt-get install chromium' and retry"; exit 1; }; \
+	fi
+
+demo: $(STAMP)
+	$(VENV)/bin/foldkit-agent demo
+
+test: $(STAMP) node chromium
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests examples bench
+	$(VENV)/bin/ruff format --check src tests examples bench
+	$(VENV)/bin/pyright
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format src tests examples bench
+	$(VENV)/bin/ruff check --fix src tests examples bench
+
+check: lint test
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+soak: $(STAMP)
+	$(PY) -m pytest -q -m soak tests/hardening --soak-seconds=60
+
+clean:
+	rm -rf $(VENV) tests/interop/node_modules .pytest_cache

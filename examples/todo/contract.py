@@ -1,0 +1,148 @@
+"""What an agent may see and do in the todo application."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from foldkit_agent import agent, projection
+from foldkit_agent.invocation import Invocation
+
+from .app import (
+    App,
+    ClearedSelection,
+    FailedToSaveTodo,
+    Model,
+    RequestedCreateTodo,
+    RequestedDeleteTodo,
+    RequestedRenameTodo,
+    SavedTodo,
+    SelectedTodo,
+    TodoMessage,
+    ToggledTodo,
+)
+
+
+class User(BaseModel, frozen=True):
+    """Who is calling, as the transport authenticated them."""
+
+    id: str
+    can_delete: bool = False
+
+
+def principal(invocation: Invocation) -> User | None:
+    """The caller, derived only from what the transport authenticated.
+
+    A :class:`User` passed in-app is taken as is; an MCP access token maps its subject (or
+    client id) to a user, who may delete when the token carries the ``todos:delete`` scope.
+    No credentials, no principal.
+    """
+    creds = invocation.credentials
+    if isinstance(creds, User):
+        return creds
+    subject = getattr(creds, "subject", None) or getattr(creds, "client_id", None)
+    if not isinstance(subject, str) or not subject:
+        return None
+    scopes = getattr(creds, "scopes", None) or ()
+    return User(id=subject, can_delete="todos:delete" in scopes)
+
+
+class CreateTodoInput(BaseModel):
+    title: str = Field(min_length=1, max_length=200, description="What needs doing")
+
+
+class RenameTodoInput(BaseModel):
+    id: str = Field(description="The id of the todo to rename, as listed in the context")
+    title: str = Field(min_length=1, max_length=200, description="The new title")
+
+
+class NoInput(BaseModel):
+    pass
+
+
+def _create(inp: CreateTodoInput, ctx: Any) -> RequestedCreateTodo:
+    return RequestedCreateTodo(title=inp.title, request_id=ctx.invocation.id)
+
+
+def _delete_selected(_: NoInput, ctx: Any) -> RequestedDeleteTodo:
+    model: Model = ctx.model
+    assert model.selected_todo_id is not None  # `available` approved this very snapshot
+    return RequestedDeleteTodo(id=model.selected_todo_id)
+
+
+def _may_delete(request: Any) -> bool | agent.Deny:
+    user: User | None = request.principal
+    if user is None:
+        return agent.Deny("sign in to delete todos")
+    if not user.can_delete:
+        return agent.Deny(f"{user.id} may not delete todos")
+    return True
+
+
+def _renamed(value: dict[str, Any], request: RenameTodoInput) -> bool:
+    return any(t.id == request.id and t.title == request.title.strip() for t in value["todos"])
+
+
+Todos = projection.pick(App.model.todos)
+
+TodoAgent = agent.for_application(App).with_principal(User)
+
+AppAgent = TodoAgent.make(
+    context=projection.pick(App.model.todos, App.model.selected_todo_id),
+    messages=TodoAgent.expose(
+        TodoMessage,
+        {
+            RequestedCreateTodo: TodoAgent.variant(
+                name="create_todo",
+                description="Create a new todo. Completes once the todo is saved.",
+                input=CreateTodoInput,
+                to_message=_create,
+                completion=agent.Completion(
+                    success=SavedTodo,
+                    failure=FailedToSaveTodo,
+                    correlate=agent.by_invocation_id("request_id"),
+                    timeout=5.0,
+                ),
+            ),
+            RequestedRenameTodo: TodoAgent.variant(
+                name="rename_todo",
+                description="Rename an existing todo. Completes when the list shows the new title.",
+                available=lambda model: len(model.todos) > 0,
+                input=RenameTodoInput,
+                to_message=lambda inp, _ctx: RequestedRenameTodo(id=inp.id, title=inp.title),
+                completion=agent.when(projection=Todos, predicate=_renamed, timeout=2.0),
+            ),
+            ToggledTodo: TodoAgent.variant(
+                name="toggle_todo",
+                description="Mark a todo done, or not done again.",
+                available=lambda model: len(model.todos) > 0,
+            ),
+            SelectedTodo: TodoAgent.variant(
+                name="select_todo",
+                description="Select a todo, as a person clicking it would.",
+                available=lambda model: len(model.todos) > 0,
+            ),
+            ClearedSelection: TodoAgent.variant(
+                name="clear_selection",
+                description="Clear the current selection.",
+                available=lambda model: model.selected_todo_id is not None,
+            ),
+            RequestedDeleteTodo: TodoAgent.variant(
+                name="delete_todo",
+                description="Delete the selected todo. Only users allowed to delete may do this.",
+                available=lambda model: model.selected_todo_id is not None,
+                input=NoInput,
+                to_message=_delete_selected,
+                authorize=_may_delete,
+            ),
+        },
+    ),
+    resources=[
+        TodoAgent.resource(
+            "todos",
+            description="Every todo with its id, title, and whether it is done and saved.",
+            projection=Todos,
+        ),
+    ],
+)

@@ -1,0 +1,231 @@
+"""The ``agent`` namespace: declare a contract, bind it, and read it back.
+
+``from foldkit_agent import agent`` is the documented style::
+
+    TodoAgent = agent.for_application(App)
+    AppAgent = TodoAgent.make(
+        context=projection.pick(App.model.todos),
+        messages=TodoAgent.expose(TodoMessage, {RequestedCreateTodo: "Create a todo"}),
+    )
+    runtime = TodoAgent.bind(definition=AppAgent, host=running.host)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import timedelta
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from .audit import AuditEntry, AuditLog, AuditSink, audit_log
+from .completion import (
+    Completion,
+    CorrelationKey,
+    StateCompletion,
+    by_invocation_id,
+    correlate_key,
+    when,
+)
+from .contract import (
+    ActionVariant,
+    AgentDefinition,
+    Capability,
+    CompletionContract,
+    ExposedMessages,
+    Resource,
+    Variant,
+    action,
+    expose,
+    expose_subset,
+    make,
+    resource,
+    variant,
+)
+from .introspect import context_schema, messages, resources, schema
+from .invocation import (
+    AuthorizationRequest,
+    CallInfo,
+    CompletionOutcome,
+    Deny,
+    DispatchResult,
+    Invocation,
+    InvocationContext,
+    new_invocation_id,
+)
+from .manifest import to_manifest, to_markdown
+from .message import MessageUnion
+from .outcome import Outcome, summarize
+from .projection import Projection
+from .runtime import AgentRuntime, Change, PrincipalProvider, bind
+from .surface import Action, Application, MessageSet
+
+__all__ = [
+    "ActionVariant",
+    "AgentBuilder",
+    "AgentDefinition",
+    "AgentRuntime",
+    "AuditEntry",
+    "AuditLog",
+    "AuditSink",
+    "AuthorizationRequest",
+    "CallInfo",
+    "Capability",
+    "Change",
+    "Completion",
+    "CompletionOutcome",
+    "CorrelationKey",
+    "Deny",
+    "DispatchResult",
+    "Invocation",
+    "InvocationContext",
+    "Outcome",
+    "Resource",
+    "StateCompletion",
+    "Variant",
+    "action",
+    "audit_log",
+    "bind",
+    "by_invocation_id",
+    "context_schema",
+    "correlate_key",
+    "expose",
+    "expose_subset",
+    "for_application",
+    "for_model",
+    "make",
+    "messages",
+    "new_invocation_id",
+    "resource",
+    "resources",
+    "schema",
+    "summarize",
+    "to_manifest",
+    "to_markdown",
+    "variant",
+    "when",
+]
+
+M = TypeVar("M", bound=BaseModel)
+P = TypeVar("P")
+P2 = TypeVar("P2")
+
+
+class AgentBuilder(Generic[M, P]):
+    """The contract functions with the Model (and optionally Principal) type fixed.
+
+    Build it with :func:`for_application` or :func:`for_model`; ``with_principal(User)``
+    fixes the principal type. Its methods are the module functions of the same names, typed
+    so that hooks receive ``M`` and ``P``.
+    """
+
+    def __init__(self, model_type: type[M], union: MessageUnion | None = None) -> None:
+        self.model_type = model_type
+        self.union = union
+
+    def with_principal(self, principal_type: type[P2] | None = None) -> AgentBuilder[M, P2]:
+        """The same builder, with the principal type fixed (for type checkers)."""
+        return AgentBuilder(self.model_type, self.union)  # pyright: ignore[reportReturnType]
+
+    def variant(
+        self,
+        *,
+        description: str,
+        name: str | None = None,
+        available: Callable[[M], bool] | None = None,
+        authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
+        input: type[BaseModel] | None = None,  # noqa: A002
+        to_message: Callable[[Any, InvocationContext[M, P]], Any] | None = None,
+        completion: CompletionContract | None = None,
+    ) -> Variant[M, P]:
+        """See :func:`~foldkit_agent.contract.variant`."""
+        return variant(
+            description=description,
+            name=name,
+            available=available,
+            authorize=authorize,
+            input=input,
+            to_message=to_message,
+            completion=completion,
+        )
+
+    def action(
+        self,
+        surface_action: Action,
+        *,
+        available: Callable[[M], bool] | None = None,
+        authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
+        completion: CompletionContract | None = None,
+    ) -> ActionVariant:
+        """See :func:`~foldkit_agent.contract.action`."""
+        return action(surface_action, available=available, authorize=authorize, completion=completion)
+
+    def expose(self, union: MessageUnion | Application[Any] | None = None, mapping: Mapping[Any, Any] | None = None) -> ExposedMessages:
+        """See :func:`~foldkit_agent.contract.expose`; the union defaults to the application's.
+
+        ``TodoAgent.expose({...})`` and ``TodoAgent.expose(TodoMessage, {...})`` both work.
+        """
+        if mapping is None and isinstance(union, Mapping):
+            union, mapping = None, union  # pyright: ignore[reportUnknownVariableType]
+        target = union if union is not None else self.union
+        if target is None:
+            raise TypeError("expose needs the Message union (this builder has none)")
+        return expose(target, mapping or {})  # pyright: ignore[reportUnknownArgumentType]
+
+    def expose_subset(self, subset: MessageSet, mapping: Mapping[Any, Any]) -> ExposedMessages:
+        """See :func:`~foldkit_agent.contract.expose_subset`."""
+        return expose_subset(subset, mapping)
+
+    def resource(self, name: str, *, description: str, projection: Projection) -> Resource:
+        """See :func:`~foldkit_agent.contract.resource`."""
+        return resource(name, description=description, projection=projection)
+
+    def when(
+        self,
+        *,
+        projection: Projection,
+        predicate: Callable[[Any, Any], bool],
+        timeout: float | timedelta | None = None,
+    ) -> StateCompletion:
+        """See :func:`~foldkit_agent.completion.when`."""
+        return when(projection=projection, predicate=predicate, timeout=timeout)
+
+    def make(
+        self,
+        *,
+        messages: ExposedMessages | Iterable[ExposedMessages],
+        context: Projection | None = None,
+        resources: Iterable[Resource] = (),
+    ) -> AgentDefinition:
+        """See :func:`~foldkit_agent.contract.make`."""
+        return make(messages=messages, context=context, resources=resources, model_type=self.model_type)
+
+    def bind(
+        self,
+        *,
+        definition: AgentDefinition,
+        host: Any,
+        audit: AuditLog | None = None,
+        principal: Callable[[Invocation], P | None | Any] | None = None,
+    ) -> AgentRuntime[M, P]:
+        """See :func:`~foldkit_agent.runtime.bind`."""
+        return bind(definition=definition, host=host, audit=audit, principal=principal)
+
+
+def for_application(app: Application[M]) -> AgentBuilder[M, Any]:
+    """A builder typed for ``app``'s Model, with ``expose`` defaulting to its Message union.
+
+    Raises:
+        TypeError: ``app`` is not from ``surface.application``.
+    """
+    if not isinstance(app, Application):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError("for_application takes surface.application(...)")
+    return AgentBuilder(app.model_type, app.message)
+
+
+def for_model(model_type: type[M], union: MessageUnion | None = None) -> AgentBuilder[M, Any]:
+    """A builder typed for a Model class when there is no captured application."""
+    return AgentBuilder(model_type, union)
+
+
+_ = (PrincipalProvider, Capability, Outcome, CorrelationKey)

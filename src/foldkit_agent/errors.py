@@ -1,0 +1,282 @@
+"""The tagged error family.
+
+Every refusal the runtime can produce is an :class:`AgentError` subclass whose class name is
+its *tag* (``"AgentCapabilityUnavailableError"``, ...). Messages are written for the calling
+agent: they name the capability and say what to do next, and never carry library text, stack
+frames, the Model or echoed input. The original exception, where there is one, stays on
+``__cause__`` for the application's own logs.
+
+Errors cross protocol boundaries as JSON::
+
+    >>> err = AgentCapabilityUnavailableError(capability="delete_todo")
+    >>> AgentError.from_json(err.to_json()) == err
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, TypedDict
+
+__all__ = [
+    "AgentAuthorizationError",
+    "AgentCancelledError",
+    "AgentCapabilityUnavailableError",
+    "AgentCompletionTimeoutError",
+    "AgentContractError",
+    "AgentError",
+    "AgentHostError",
+    "AgentInvalidInputError",
+    "AgentResourceError",
+    "AgentUnknownCapabilityError",
+    "InputIssue",
+]
+
+
+class InputIssue(TypedDict):
+    """One problem with an invocation's input: ``{"path": "address.zip", "problem": "..."}``.
+
+    ``path`` is dotted (list positions as numbers, ``""`` for the input as a whole).
+    """
+
+    path: str
+    problem: str
+
+
+_REGISTRY: dict[str, type[AgentError]] = {}
+
+
+class AgentError(Exception):
+    """Base of every error the contract and its runtime raise.
+
+    Attributes:
+        tag: the class name; stable across the wire.
+        capability: the capability (or resource) the error is about, or ``None``.
+        message: the agent-facing text (also ``str(err)``).
+    """
+
+    tag: ClassVar[str] = "AgentError"
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.tag = cls.__name__
+        _REGISTRY[cls.__name__] = cls
+
+    def __init__(self, message: str, *, capability: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.capability = capability
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{self.tag}(capability={self.capability!r}, message={self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentError):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        return hash((self.tag, self.capability, self.message))
+
+    def to_json(self) -> dict[str, Any]:
+        """The error as a JSON-serialisable dict: ``{"_tag", "capability", "message", ...}``."""
+        data: dict[str, Any] = {
+            "_tag": self.tag,
+            "capability": self.capability,
+            "message": self.message,
+        }
+        for name in self._fields:
+            data[name] = getattr(self, name)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AgentError:
+        """Rebuild an error from :meth:`to_json` output.
+
+        Raises:
+            ValueError: when ``data["_tag"]`` names no error of this family.
+        """
+        tag = data.get("_tag")
+        target = _REGISTRY.get(tag) if isinstance(tag, str) else None
+        if target is None:
+            raise ValueError(f"not an agent error tag: {tag!r}")
+        err = target.__new__(target)
+        AgentError.__init__(err, str(data.get("message", "")), capability=data.get("capability"))
+        for name in target._fields:
+            setattr(err, name, data.get(name))
+        return err
+
+
+class AgentContractError(AgentError):
+    """A declaration is wrong (raised by ``expose``/``make``/``bind``, never by a call).
+
+    Also raised for an invocation when an application hook breaks the contract at run time
+    (``to_message`` building a Message of another tag).
+    """
+
+    def __init__(self, message: str, *, capability: str | None = None) -> None:
+        super().__init__(message, capability=capability)
+
+
+class AgentUnknownCapabilityError(AgentError):
+    """No capability has this name. The Model was not read and nothing was dispatched."""
+
+    def __init__(self, *, capability: str) -> None:
+        super().__init__(
+            f"There is no capability named {capability!r}. List the available capabilities "
+            "and call one of those.",
+            capability=capability,
+        )
+
+
+class AgentCapabilityUnavailableError(AgentError):
+    """The capability exists but its ``available`` predicate is false for the current Model."""
+
+    def __init__(self, *, capability: str) -> None:
+        super().__init__(
+            f"{capability!r} is not available in the application's current state. "
+            "Read the context or list the capabilities again before retrying.",
+            capability=capability,
+        )
+
+
+class AgentInvalidInputError(AgentError):
+    """The input did not decode against the capability's schema. Nothing was dispatched.
+
+    Attributes:
+        issues: ``[{"path": "a.b", "problem": "..."}]``, written by this library.
+        accepted: the top-level field names the capability accepts.
+    """
+
+    _fields = ("issues", "accepted")
+
+    def __init__(
+        self, *, capability: str, issues: Sequence[InputIssue], accepted: Sequence[str]
+    ) -> None:
+        self.issues: list[InputIssue] = [dict(i) for i in issues]  # type: ignore[misc]
+        self.accepted: list[str] = list(accepted)
+        described = "; ".join(
+            f"{i['path']}: {i['problem']}" if i["path"] else i["problem"] for i in self.issues[:5]
+        )
+        if len(self.issues) > 5:
+            described += f"; and {len(self.issues) - 5} more"
+        fields = ", ".join(self.accepted) if self.accepted else "none (send {})"
+        super().__init__(
+            f"Invalid input for {capability!r}: {described}. Accepted fields: {fields}.",
+            capability=capability,
+        )
+
+
+class AgentAuthorizationError(AgentError):
+    """The ``authorize`` hook refused this principal. ``reason`` is the hook's own text."""
+
+    _fields = ("reason",)
+
+    def __init__(self, *, capability: str, reason: str | None = None) -> None:
+        self.reason = reason
+        text = (
+            f"Not authorized to use {capability!r}: {reason}"
+            if reason
+            else f"Not authorized to use {capability!r}."
+        )
+        super().__init__(text, capability=capability)
+
+
+class AgentCancelledError(AgentError):
+    """The invocation was aborted (its signal was set or its task cancelled).
+
+    Attributes:
+        dispatched: ``False`` when the Message was certainly never sent. ``None`` means the host
+            had been called and delivery is unknown; ``True`` means it was delivered and only
+            the wait for completion was abandoned. Nothing is rolled back either way.
+    """
+
+    _fields = ("dispatched",)
+
+    def __init__(self, *, capability: str, dispatched: bool | None) -> None:
+        self.dispatched = dispatched
+        if dispatched is False:
+            text = f"The call to {capability!r} was cancelled before anything was sent."
+        elif dispatched is None:
+            text = (
+                f"The call to {capability!r} was cancelled while the application was receiving "
+                "it; whether it was applied is unknown and nothing was rolled back. Read the "
+                "current state before retrying."
+            )
+        else:
+            text = (
+                f"The call to {capability!r} was cancelled while waiting for it to complete. "
+                "The request was applied and nothing was rolled back; read the current state "
+                "before retrying."
+            )
+        super().__init__(text, capability=capability)
+
+
+class AgentCompletionTimeoutError(AgentError):
+    """The completion contract's deadline passed. The outcome is unknown, not failed.
+
+    Attributes:
+        timeout: the deadline that passed, in seconds.
+        dispatched: ``True`` when the host accepted the Message, ``None`` when the host had not
+            returned yet (delivery unknown).
+    """
+
+    _fields = ("timeout", "dispatched")
+
+    def __init__(self, *, capability: str, timeout: float, dispatched: bool | None = True) -> None:
+        self.timeout = timeout
+        self.dispatched = dispatched
+        super().__init__(
+            f"{capability!r} did not report completion within {timeout:g} s. The outcome is "
+            "unknown: the request may still complete, and nothing was rolled back. Read the "
+            "current state before retrying.",
+            capability=capability,
+        )
+
+
+class AgentResourceError(AgentError):
+    """A resource read failed: the name is unknown, or its projection could not be read."""
+
+    def __init__(self, *, resource: str, known: bool = False) -> None:
+        text = (
+            f"The resource {resource!r} could not be read right now."
+            if known
+            else f"There is no resource named {resource!r}."
+        )
+        super().__init__(text, capability=resource)
+
+
+class AgentHostError(AgentError):
+    """The application failed while handling the call (host dispatch or completion check).
+
+    Attributes:
+        dispatched: ``False`` when an application hook (``to_message``) failed before anything
+            was sent, ``None`` when delivery is unknown, ``True`` when the Message was
+            delivered and a later step (a completion check) failed.
+    """
+
+    _fields = ("dispatched",)
+
+    def __init__(self, *, capability: str, dispatched: bool | None = None) -> None:
+        self.dispatched = dispatched
+        if dispatched is False:
+            text = (
+                f"The application could not build the request for {capability!r} from this "
+                "input; nothing was sent. Check the input against the current state."
+            )
+        elif dispatched:
+            text = (
+                f"{capability!r} was applied, but its completion could not be checked. The "
+                "outcome is unknown; read the current state before retrying."
+            )
+        else:
+            text = (
+                f"The application failed while receiving the call to {capability!r}. Whether "
+                "it was applied is unknown and nothing was rolled back; read the current state "
+                "before retrying."
+            )
+        super().__init__(text, capability=capability)

@@ -1,0 +1,137 @@
+"""The values that travel with one invocation: its identity, the hook arguments, its result."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from .message import Message
+
+__all__ = [
+    "AuthorizationRequest",
+    "CallInfo",
+    "CompletionOutcome",
+    "Deny",
+    "DispatchResult",
+    "Invocation",
+    "InvocationContext",
+    "new_invocation_id",
+]
+
+M = TypeVar("M")
+P = TypeVar("P")
+I = TypeVar("I")  # noqa: E741 - the input type
+
+
+def new_invocation_id() -> str:
+    """A fresh invocation id: a random UUID4 string (122 random bits).
+
+    Adapters that bring their own ids (a protocol request id, say) pass them on
+    :class:`Invocation` instead.
+    """
+    return str(uuid.uuid4())
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One call of one capability, as the transport saw it.
+
+    Attributes:
+        id: unique per call; defaults to :func:`new_invocation_id`. Carry it onto a result
+            Message through ``to_message`` to correlate overlapping calls.
+        transport: who carried the call: ``"in-app"``, ``"mcp"``, ``"a2a"``, ``"webmcp"``,
+            ``"agent-native"``, or any string an adapter chooses.
+        signal: an :class:`asyncio.Event`; setting it aborts the invocation.
+        credentials: what the transport authenticated (an access token, a session user). Only
+            the principal provider reads it; it never comes from the call's arguments.
+    """
+
+    id: str = field(default_factory=new_invocation_id)
+    transport: str = "in-app"
+    signal: asyncio.Event | None = None
+    credentials: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """``authorize`` refusing with a reason the agent will read.
+
+    >>> Deny("Only the list owner may delete todos")
+    Deny(reason='Only the list owner may delete todos')
+    """
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizationRequest(Generic[M, P, I]):
+    """What an ``authorize`` hook receives.
+
+    Attributes:
+        principal: from the runtime's principal provider (``None`` when the transport
+            authenticated nobody).
+        input: the decoded input (the Message itself for a variant without ``input``).
+        model: the invocation's one Model snapshot.
+        transport: ``invocation.transport``.
+        invocation: the :class:`Invocation`.
+        capability: the capability's name.
+    """
+
+    principal: P | None
+    input: I
+    model: M
+    transport: str
+    invocation: Invocation
+    capability: str
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationContext(Generic[M, P]):
+    """What ``to_message(input, ctx)`` receives: the snapshot ``available`` approved."""
+
+    model: M
+    principal: P | None
+    invocation: Invocation
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """The third argument of ``correlate(request, result, call)``."""
+
+    invocation: Invocation
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionOutcome:
+    """How a completion contract resolved.
+
+    Attributes:
+        status: ``"completed"`` (a success Message or the state condition) or ``"failed"``
+            (a failure Message).
+        message: the result Message that resolved it, or ``None`` for a state condition.
+    """
+
+    status: Literal["completed", "failed"]
+    message: Message | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchResult:
+    """A successful invocation.
+
+    Attributes:
+        name: the capability name.
+        tag: the tag of the Message dispatched.
+        message: the Message handed to the host.
+        invocation: the :class:`Invocation` it ran under.
+        completion: ``None`` without a completion contract (success means the host accepted
+            the Message), else a :class:`CompletionOutcome`.
+    """
+
+    name: str
+    tag: str
+    message: Message
+    invocation: Invocation
+    completion: CompletionOutcome | None = None
