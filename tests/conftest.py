@@ -25,8 +25,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "soak: load and soak tests, bounded in time")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        fn = getattr(item, "function", None)
-        if fn is not None and inspect.iscoroutinefunction(fn):
-            item.add_marker(pytest.mark.anyio)
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """Mark every ``async def`` test for anyio (before parametrization sees it)."""
+    if inspect.iscoroutinefunction(obj) and collector.istestfunction(obj, name):  # type: ignore[attr-defined]
+        pytest.mark.anyio(obj)
