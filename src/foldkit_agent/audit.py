@@ -6,30 +6,54 @@ keep: the Model (never, by any setting), the input (unless ``include_input=True`
 with ``redact`` fields replaced at any depth), and the principal (unless a ``principal=``
 projection picks what to record, such as a user id).
 
-A sink forwards entries somewhere durable. Sinks run on a background thread behind a bounded
-queue, so a sink that raises or blocks never fails or delays a dispatch; failures and drops
-are counted on the log (:attr:`AuditLog.sink_failures`, :attr:`AuditLog.sink_dropped`).
+A sink forwards entries somewhere durable. The log hands entries to its sink on a background
+thread, in batches, behind a bounded buffer: recording never waits for the sink, so a sink
+that raises or blocks never fails or delays a dispatch. What went wrong is counted on the log
+(:attr:`AuditLog.sink_failures`, :attr:`AuditLog.sink_dropped`, :attr:`AuditLog.last_sink_error`).
+
+Two durable sinks ship here: :class:`JsonlAuditSink` (one JSON object per line) and
+:class:`SqliteAuditSink` (stdlib ``sqlite3`` in WAL mode, with a :meth:`~SqliteAuditSink.query`
+reader).
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import logging
+import os
 import queue
+import sqlite3
 import threading
+import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
-__all__ = ["REDACTED", "AuditEntry", "AuditLog", "AuditSink", "audit_log"]
+__all__ = [
+    "REDACTED",
+    "AuditEntry",
+    "AuditLog",
+    "AuditSink",
+    "AuditSinkError",
+    "JsonlAuditSink",
+    "SqliteAuditSink",
+    "audit_log",
+]
 
 _log = logging.getLogger("foldkit_agent.audit")
 
 REDACTED = "[redacted]"
 """The value that replaces a redacted input field."""
 
+UNRECORDABLE = "[unrecordable]"
+"""Recorded in place of an input or principal that could not be copied or encoded."""
+
 Decision = Literal["dispatched", "refused", "unknown"]
+_DECISIONS: frozenset[str] = frozenset({"dispatched", "refused", "unknown"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,27 +83,99 @@ class AuditEntry:
     input: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        """The entry as JSON data (``at`` as an ISO 8601 string)."""
+        """The entry as JSON data (``at`` as an ISO 8601 string with microseconds).
+
+        Example:
+            >>> entry.to_json()["decision"]
+            'refused'
+        """
         data = asdict(self)
-        data["at"] = self.at.isoformat()
+        data["at"] = _iso(self.at)
         return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AuditEntry:
+        """Rebuild an entry from :meth:`to_json` data.
+
+        Raises:
+            ValueError: a field is missing or ``at``/``decision`` is malformed.
+        """
+        try:
+            at = datetime.fromisoformat(data["at"])
+            decision = data["decision"]
+            if decision not in _DECISIONS:
+                raise ValueError(f"unknown audit decision {decision!r}")
+            return cls(
+                at=at if at.tzinfo is not None else at.replace(tzinfo=UTC),
+                invocation_id=data["invocation_id"],
+                transport=data["transport"],
+                capability=data["capability"],
+                tag=data.get("tag"),
+                principal=data.get("principal"),
+                decision=decision,
+                outcome=data["outcome"],
+                input=data.get("input"),
+            )
+        except KeyError as exc:
+            raise ValueError(f"audit entry lacks {exc.args[0]!r}") from None
+
+
+def _iso(at: datetime) -> str:
+    """Fixed-width UTC ISO 8601, so text order is time order."""
+    return at.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _to_json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(UNRECORDABLE)
 
 
 @runtime_checkable
 class AuditSink(Protocol):
-    """Anything that accepts entries. ``write`` runs on the audit thread, never the caller's."""
+    """Anything that accepts batches of entries.
+
+    ``write`` runs on the audit log's own thread, never the caller's, and may block or raise:
+    the log counts that and carries on. An optional ``close()`` is called by
+    :meth:`AuditLog.close` on that same thread, after the last batch.
+    """
 
     def write(self, entries: list[AuditEntry], /) -> None: ...
 
 
+class AuditSinkError(RuntimeError):
+    """A durable sink could not store or read entries (closed, or the storage failed)."""
+
+
+_live_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_logs() -> None:  # pragma: no cover - runs at interpreter exit
+    for log in list(_live_logs):
+        log.close(timeout=2.0)
+
+
 class AuditLog:
-    """A bounded ring buffer of :class:`AuditEntry`. Build it with :func:`audit_log`.
+    """A bounded ring buffer of :class:`AuditEntry`, optionally forwarded to a sink.
+
+    Build it with :func:`audit_log`. Recording is cheap and never waits: with a sink, each
+    entry is also appended to a bounded pending buffer that a background thread hands to the
+    sink in batches. The thread starts with the first entry and is stopped by :meth:`close`
+    (which also runs at interpreter exit).
 
     Attributes:
-        capacity: how many entries are kept; older ones are evicted.
-        evicted: how many entries were evicted so far.
-        sink_failures: how many sink writes raised.
-        sink_dropped: how many entries were dropped because the sink fell too far behind.
+        capacity: how many entries are kept in memory; older ones are evicted.
+        evicted: how many entries were evicted from memory so far.
+        sink_written: entries the sink accepted.
+        sink_failures: sink ``write`` calls that raised (each loses its batch).
+        sink_failed_entries: entries lost in those failed writes.
+        sink_dropped: entries never handed to the sink, because it fell ``sink_queue``
+            entries behind or the log was closed.
+        last_sink_error: ``"ExceptionType: message"`` of the latest sink failure, or ``None``.
     """
 
     def __init__(
@@ -91,23 +187,40 @@ class AuditLog:
         redact: Iterable[str] = (),
         sink: AuditSink | None = None,
         sink_queue: int = 100_000,
+        sink_batch: int = 1000,
+        sink_linger: float = 0.005,
     ) -> None:
         if capacity < 1:
             raise ValueError("audit capacity must be at least 1")
+        if sink_queue < 1 or sink_batch < 1:
+            raise ValueError("sink_queue and sink_batch must be at least 1")
+        if sink is not None and not callable(getattr(sink, "write", None)):
+            raise TypeError("audit sink must have write(entries)")
         self.capacity = capacity
         self._entries: deque[AuditEntry] = deque(maxlen=capacity)
         self._principal = principal
         self._include_input = include_input
         self._redact = frozenset(redact)
         self.evicted = 0
+        self.sink_written = 0
         self.sink_failures = 0
+        self.sink_failed_entries = 0
         self.sink_dropped = 0
+        self.last_sink_error: str | None = None
         self._sink = sink
-        self._queue: queue.Queue[AuditEntry | None] | None = None
+        self._sink_queue = sink_queue
+        self._sink_batch = sink_batch
+        self._sink_linger = max(0.0, sink_linger)
+        self._lock = threading.Lock()  # the ring buffer and eviction counter
+        self._cond = threading.Condition(threading.Lock())  # everything below
+        self._pending: deque[AuditEntry] = deque()
+        self._accepted = 0  # entries put in _pending, ever
+        self._handled = 0  # entries taken out of _pending and written (or failed), ever
+        self._flushing = 0  # flush() callers waiting: the pump skips its linger
+        self._closing = False
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
         if sink is not None:
-            self._queue = queue.Queue(maxsize=sink_queue)
+            _live_logs.add(self)
 
     # -- recording (called by the runtime) ---------------------------------------------------
 
@@ -121,15 +234,30 @@ class AuditLog:
         principal: Any,
         decision: Decision,
         outcome: str,
-        input: Any = None,  # noqa: A002
+        input: Any = None,
     ) -> AuditEntry:
-        """Record one decision; the runtime calls this once per invocation."""
+        """Record one decision; the runtime calls this once per invocation.
+
+        Never raises for what it is given: a principal projection that raises records no
+        principal, and an input that cannot be copied is recorded as ``"[unrecordable]"``.
+        Never blocks on the sink.
+
+        Returns:
+            the :class:`AuditEntry` kept.
+        """
         who = None
         if principal is not None and self._principal is not None:
             try:
                 who = self._principal(principal)
             except Exception:
+                _log.warning("the audit principal projection raised; no principal recorded")
                 who = None
+        kept_input = None
+        if self._include_input and input is not None:
+            try:
+                kept_input = redact(input, self._redact)
+            except RecursionError:
+                kept_input = UNRECORDABLE
         entry = AuditEntry(
             at=datetime.now(UTC),
             invocation_id=invocation_id,
@@ -139,103 +267,188 @@ class AuditLog:
             principal=who,
             decision=decision,
             outcome=outcome,
-            input=redact(input, self._redact) if self._include_input else None,
+            input=kept_input,
         )
-        if len(self._entries) == self.capacity:
-            self.evicted += 1
-        self._entries.append(entry)
-        if self._queue is not None:
+        with self._lock:
+            if len(self._entries) == self.capacity:
+                self.evicted += 1
+            self._entries.append(entry)
+        if self._sink is not None:
             self._forward(entry)
         return entry
 
     def _forward(self, entry: AuditEntry) -> None:
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._pump, name="foldkit-agent-audit", daemon=True)
-                    self._thread.start()
-        try:
-            self._queue.put_nowait(entry)  # type: ignore[union-attr]
-        except queue.Full:
-            self.sink_dropped += 1
+        with self._cond:
+            if self._closing or len(self._pending) >= self._sink_queue:
+                self.sink_dropped += 1
+                return
+            self._pending.append(entry)
+            self._accepted += 1
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._pump, name="foldkit-agent-audit", daemon=True
+                )
+                self._thread.start()
+            elif len(self._pending) == 1 or len(self._pending) >= self._sink_batch:
+                self._cond.notify_all()
 
     def _pump(self) -> None:
-        q = self._queue
         sink = self._sink
-        assert q is not None and sink is not None
+        assert sink is not None
+        cond = self._cond
         while True:
-            first = q.get()
-            batch: list[AuditEntry] = []
-            stop = first is None
-            if first is not None:
-                batch.append(first)
-            while not stop and len(batch) < 1000:
-                try:
-                    item = q.get_nowait()
-                except queue.Empty:
+            with cond:
+                while not self._pending and not self._closing:
+                    cond.wait()
+                # Linger briefly so that a burst becomes one batch (fewer thread switches
+                # while the event loop is busy); flush() and close() cut the wait short.
+                if self._sink_linger and len(self._pending) < self._sink_batch:
+                    cond.wait_for(
+                        lambda: (
+                            self._closing
+                            or self._flushing > 0
+                            or len(self._pending) >= self._sink_batch
+                        ),
+                        self._sink_linger,
+                    )
+                if not self._pending and self._closing:
                     break
-                if item is None:
-                    stop = True
+                n = min(len(self._pending), self._sink_batch)
+                batch = [self._pending.popleft() for _ in range(n)]
+            failed: str | None = None
+            try:
+                sink.write(batch)
+            except BaseException as exc:  # a sink must never take the pump down
+                failed = f"{type(exc).__name__}: {exc}"[:500]
+            with cond:
+                if failed is None:
+                    self.sink_written += len(batch)
                 else:
-                    batch.append(item)
-            if batch:
-                try:
-                    sink.write(batch)
-                except Exception:
                     self.sink_failures += 1
-                    _log.warning("audit sink %r failed to write %d entries", type(sink).__name__, len(batch))
-            for _ in range(len(batch) + (1 if stop else 0)):
-                q.task_done()
-            if stop:
-                return
+                    self.sink_failed_entries += len(batch)
+                    self.last_sink_error = failed
+                self._handled += len(batch)
+                cond.notify_all()
+            if failed is not None and _should_log(self.sink_failures):
+                _log.warning(
+                    "audit sink %s failed to write %d entries (%d failures so far): %s",
+                    type(sink).__name__,
+                    len(batch),
+                    self.sink_failures,
+                    failed,
+                )
+        self._close_sink()
+
+    def _close_sink(self) -> None:
+        closer = getattr(self._sink, "close", None)
+        if not callable(closer):
+            return
+        try:
+            closer()
+        except Exception as exc:
+            with self._cond:
+                self.sink_failures += 1
+                self.last_sink_error = f"{type(exc).__name__}: {exc}"[:500]
+            _log.warning("audit sink %s failed to close: %s", type(self._sink).__name__, exc)
 
     # -- reading --------------------------------------------------------------------------------
 
     def entries(self) -> list[AuditEntry]:
-        """The kept entries, oldest first."""
-        return list(self._entries)
+        """The kept entries, oldest first (a copy)."""
+        with self._lock:
+            return list(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def sink_pending(self) -> int:
+        """Entries waiting to be handed to the sink."""
+        with self._cond:
+            return self._accepted - self._handled
+
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until the sink has been handed every entry so far (``timeout`` seconds).
+        """Block until the sink has handled every entry recorded so far.
 
-        Returns ``True`` when everything was handed over, ``False`` on timeout.
+        Handled means written, or lost in a failed write (see :attr:`sink_failures`). Call it
+        from a thread, not the event loop, when the sink may be slow.
+
+        Args:
+            timeout: seconds to wait at most; ``None`` waits for as long as it takes.
+
+        Returns:
+            ``True`` when everything was handled, ``False`` on timeout.
+
+        Example:
+            >>> audit.flush(timeout=5.0)
+            True
         """
-        q = self._queue
-        if q is None or self._thread is None:
-            return True
-        done = threading.Event()
-
-        def waiter() -> None:
-            q.join()
-            done.set()
-
-        threading.Thread(target=waiter, daemon=True).start()
-        return done.wait(timeout)
-
-    def close(self, timeout: float | None = 5.0) -> None:
-        """Flush, stop the sink thread and close the sink (if it has ``close``)."""
-        if self._queue is not None and self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout)
-            self._thread = None
-        closer = getattr(self._sink, "close", None)
-        if callable(closer):
+        with self._cond:
+            target = self._accepted
+            self._flushing += 1
+            self._cond.notify_all()
             try:
-                closer()
-            except Exception:
-                self.sink_failures += 1
+                return self._cond.wait_for(lambda: self._handled >= target, timeout)
+            finally:
+                self._flushing -= 1
+
+    def close(self, timeout: float | None = 5.0) -> bool:
+        """Hand every pending entry to the sink, stop the thread and close the sink.
+
+        Entries recorded after ``close`` are kept in memory and counted in
+        :attr:`sink_dropped`. The sink's ``close()`` runs on the audit thread after the last
+        batch; when the sink is still blocked after ``timeout`` seconds the log gives up
+        waiting (and the sink is not closed under its feet).
+
+        Returns:
+            ``True`` when the sink was flushed and closed within ``timeout``.
+        """
+        with self._cond:
+            already = self._closing
+            self._closing = True
+            thread = self._thread
+            self._cond.notify_all()
+        _live_logs.discard(self)
+        if self._sink is None:
+            return True
+        if thread is None:
+            if not already:
+                self._close_sink()
+            return True
+        thread.join(timeout)
+        if thread.is_alive():
+            _log.warning(
+                "audit sink %s did not finish within %ss", type(self._sink).__name__, timeout
+            )
+            return False
+        return True
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _should_log(failures: int) -> bool:
+    """Log the 1st, 10th, 100th, ... failure, so a broken sink cannot flood the logs."""
+    return failures in (1, 10) or (failures % 100 == 0)
 
 
 def redact(value: Any, fields: frozenset[str]) -> Any:
-    """A copy of JSON-like ``value`` with every key in ``fields`` replaced, at any depth."""
+    """A copy of JSON-like ``value`` with every key in ``fields`` replaced, at any depth.
+
+    Mappings are copied to dicts and sequences to lists; other values are returned as is.
+
+    Example:
+        >>> redact({"a": {"token": "x"}, "b": [{"token": "y"}]}, frozenset({"token"}))
+        {'a': {'token': '[redacted]'}, 'b': [{'token': '[redacted]'}]}
+    """
     if isinstance(value, Mapping):
-        items: Mapping[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        items = cast(Mapping[Any, Any], value)
         return {k: (REDACTED if k in fields else redact(v, fields)) for k, v in items.items()}
     if isinstance(value, list | tuple):
-        seq: Iterable[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        seq = cast(Iterable[Any], value)
         return [redact(v, fields) for v in seq]
     return value
 
@@ -245,7 +458,7 @@ def audit_log(
     capacity: int = 1000,
     principal: Callable[[Any], Any] | None = None,
     include_input: bool = False,
-    redact: Iterable[str] = (),  # noqa: A002 - shadowing the helper is fine here
+    redact: Iterable[str] = (),
     sink: AuditSink | None = None,
 ) -> AuditLog:
     """A bounded audit log to pass to ``bind(audit=...)``.
@@ -256,10 +469,353 @@ def audit_log(
             ``lambda user: user.id``. Without it no principal is recorded.
         include_input: record the call's input (off by default: it may carry anything).
         redact: field names replaced by ``"[redacted]"`` at any depth of the recorded input.
-        sink: an :class:`AuditSink` receiving batches on a background thread.
+        sink: an :class:`AuditSink` receiving batches on a background thread, such as
+            :class:`SqliteAuditSink`. Call ``audit.close()`` when done to flush it.
+
+    Raises:
+        ValueError: ``capacity`` is below 1.
 
     Example:
         >>> audit = audit_log(capacity=500, principal=lambda u: u.id, include_input=True,
-        ...                   redact=["password"])
+        ...                   redact=["password"], sink=SqliteAuditSink("audit.db"))
     """
-    return AuditLog(capacity=capacity, principal=principal, include_input=include_input, redact=redact, sink=sink)
+    return AuditLog(
+        capacity=capacity,
+        principal=principal,
+        include_input=include_input,
+        redact=redact,
+        sink=sink,
+    )
+
+
+# -- durable sinks ------------------------------------------------------------------------------
+
+
+class JsonlAuditSink:
+    """Append entries to a file, one JSON object per line (:meth:`AuditEntry.to_json`).
+
+    Each ``write`` appends its batch and flushes it to the operating system; with
+    ``fsync=True`` it also waits for the disk. The file is opened when the sink is made.
+
+    Args:
+        path: the file; created (with parent directories) when missing, appended to otherwise.
+        fsync: ``os.fsync`` after every batch (slower; survives power loss, not just a crash).
+
+    Raises:
+        OSError: the file cannot be opened for appending.
+
+    Example:
+        >>> audit = agent.audit_log(sink=JsonlAuditSink("audit.jsonl"))
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def write(self, entries: list[AuditEntry], /) -> None:
+        """Append ``entries`` (one line each) and flush.
+
+        Raises:
+            AuditSinkError: the sink was closed.
+            OSError: the write failed.
+        """
+        lines = "".join(_jsonl_line(e) for e in entries)
+        with self._lock:
+            if self._file.closed:
+                raise AuditSinkError(f"the audit file {self.path} is closed")
+            self._file.write(lines)
+            self._file.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Flush and close the file; closing twice is harmless."""
+        with self._lock:
+            if not self._file.closed:
+                self._file.flush()
+                self._file.close()
+
+    def read(self) -> Iterator[AuditEntry]:
+        """The entries in the file, oldest first; a torn last line (after a crash) is skipped."""
+        with self.path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if not line.endswith("\n"):
+                    return
+                try:
+                    yield AuditEntry.from_json(json.loads(line))
+                except ValueError:
+                    continue
+
+
+def _jsonl_line(entry: AuditEntry) -> str:
+    try:
+        text = json.dumps(entry.to_json(), sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        data = entry.to_json()
+        data["principal"] = _safe_json(data["principal"])
+        data["input"] = _safe_json(data["input"])
+        text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return text + "\n"
+
+
+def _safe_json(value: Any) -> Any:
+    text = _to_json_text(value)
+    return None if text is None else json.loads(text)
+
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS audit_entries (
+        id            INTEGER PRIMARY KEY,
+        at            TEXT NOT NULL,  -- UTC ISO 8601 with microseconds: text order = time order
+        invocation_id TEXT NOT NULL,
+        transport     TEXT NOT NULL,
+        capability    TEXT NOT NULL,
+        tag           TEXT,
+        principal     TEXT,           -- JSON, or NULL
+        decision      TEXT NOT NULL,  -- dispatched | refused | unknown
+        outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
+        input         TEXT            -- JSON, or NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
+    "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
+)
+_INSERT = (
+    "INSERT INTO audit_entries (at, invocation_id, transport, capability, tag, principal, "
+    "decision, outcome, input) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_COLUMNS = "at, invocation_id, transport, capability, tag, principal, decision, outcome, input"
+_SCHEMA_VERSION = 1
+
+_Job = tuple[list[AuditEntry] | None, threading.Event, list[BaseException]]
+
+
+class SqliteAuditSink:
+    """Store entries in a SQLite database (stdlib ``sqlite3``, WAL journal).
+
+    One dedicated thread owns the write connection: it creates the schema, and each
+    ``write(batch)`` is handed to it and committed as one transaction before ``write``
+    returns, so a failure raises in the caller (the audit thread, which counts it). Behind
+    :class:`AuditLog`, bursts of entries arrive as batches of up to 1000. A committed batch
+    survives the process being killed (WAL with ``synchronous=NORMAL``; pass
+    ``synchronous="FULL"`` to survive power loss too). :meth:`query` reads on its own
+    short-lived connection, so it never waits for the writer.
+
+    Table ``audit_entries``: ``id``, ``at`` (UTC ISO 8601 text, fixed width), ``invocation_id``,
+    ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
+    ``input`` (JSON); indexed on ``at`` and on ``(capability, at)``.
+
+    Args:
+        path: the database file; created (with parent directories) when missing.
+        synchronous: ``"NORMAL"`` (default) or ``"FULL"``.
+
+    Raises:
+        AuditSinkError: the database cannot be opened or its schema created.
+
+    Example:
+        >>> sink = SqliteAuditSink("audit.db")
+        >>> audit = agent.audit_log(sink=sink)
+        >>> ...
+        >>> audit.close()                      # flushes, then closes the sink
+        >>> sink.query(capability="delete_todo", decision="refused")
+        [AuditEntry(...), ...]
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    ) -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._synchronous = synchronous
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._closed = False
+        self._close_lock = threading.Lock()
+        ready = threading.Event()
+        startup: list[BaseException] = []
+        self._thread = threading.Thread(
+            target=self._run, args=(ready, startup), name="foldkit-agent-audit-sqlite", daemon=True
+        )
+        self._thread.start()
+        ready.wait()
+        if startup:
+            raise AuditSinkError(
+                f"cannot open the audit database {self.path}: {startup[0]}"
+            ) from startup[0]
+
+    # -- the writer thread ------------------------------------------------------------------------
+
+    def _run(self, ready: threading.Event, startup: list[BaseException]) -> None:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            startup.append(exc)
+            ready.set()
+            return
+        ready.set()
+        try:
+            while True:
+                batch, done, errors = self._jobs.get()
+                if batch is None:
+                    done.set()
+                    return
+                try:
+                    rows = [_row(e) for e in batch]
+                    conn.execute("BEGIN")
+                    try:
+                        conn.executemany(_INSERT, rows)
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                except BaseException as exc:
+                    errors.append(exc)
+                finally:
+                    done.set()
+        finally:
+            conn.close()
+
+    # -- the sink --------------------------------------------------------------------------------
+
+    def write(self, entries: list[AuditEntry], /) -> None:
+        """Commit ``entries`` as one transaction; returns once they are durable.
+
+        Raises:
+            AuditSinkError: the sink is closed, or SQLite refused the batch (nothing of the
+                batch is stored then).
+        """
+        if not entries:
+            return
+        done = threading.Event()
+        errors: list[BaseException] = []
+        with self._close_lock:  # a job is never queued behind the closing sentinel
+            if self._closed:
+                raise AuditSinkError(f"the audit database {self.path} is closed")
+            self._jobs.put((list(entries), done, errors))
+        done.wait()
+        if errors:
+            raise AuditSinkError(
+                f"storing {len(entries)} audit entries failed: {errors[0]}"
+            ) from errors[0]
+
+    def close(self) -> None:
+        """Finish the writes handed over so far, then close the connection; idempotent."""
+        done = threading.Event()
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._jobs.put((None, done, []))
+        done.wait()
+        self._thread.join()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def query(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        capability: str | None = None,
+        decision: Decision | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEntry]:
+        """Stored entries matching every filter given, oldest first.
+
+        Reads what has been committed (use ``AuditLog.flush()`` first to include recent
+        entries); works after :meth:`close` and from any thread.
+
+        Args:
+            since: only entries at or after this aware datetime.
+            until: only entries before this aware datetime.
+            capability: only this capability name.
+            decision: only ``"dispatched"``, ``"refused"`` or ``"unknown"``.
+            limit: at most this many (the oldest matching).
+
+        Raises:
+            ValueError: a naive datetime, an unknown decision, or a negative limit.
+            AuditSinkError: the database cannot be read.
+
+        Example:
+            >>> sink.query(since=datetime.now(UTC) - timedelta(hours=1), decision="refused")
+        """
+        where: list[str] = []
+        args: list[Any] = []
+        for op, bound in ((">=", since), ("<", until)):
+            if bound is not None:
+                if bound.tzinfo is None:
+                    raise ValueError("since/until must be timezone-aware datetimes")
+                where.append(f"at {op} ?")
+                args.append(_iso(bound))
+        if capability is not None:
+            where.append("capability = ?")
+            args.append(capability)
+        if decision is not None:
+            if decision not in _DECISIONS:
+                raise ValueError(f"decision must be one of {sorted(_DECISIONS)}, not {decision!r}")
+            where.append("decision = ?")
+            args.append(decision)
+        sql = f"SELECT {_COLUMNS} FROM audit_entries"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY at, id"
+        if limit is not None:
+            if limit < 0:
+                raise ValueError("limit must not be negative")
+            sql += " LIMIT ?"
+            args.append(limit)
+        try:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                rows = conn.execute(sql, args).fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise AuditSinkError(f"cannot read the audit database {self.path}: {exc}") from exc
+        return [_entry(cast(tuple[Any, ...], r)) for r in rows]
+
+
+def _row(e: AuditEntry) -> tuple[Any, ...]:
+    return (
+        _iso(e.at),
+        e.invocation_id,
+        e.transport,
+        e.capability,
+        e.tag,
+        _to_json_text(e.principal),
+        e.decision,
+        e.outcome,
+        _to_json_text(e.input),
+    )
+
+
+def _entry(row: tuple[Any, ...]) -> AuditEntry:
+    at, invocation_id, transport, capability, tag, principal, decision, outcome, inp = row
+    return AuditEntry(
+        at=datetime.fromisoformat(at),
+        invocation_id=invocation_id,
+        transport=transport,
+        capability=capability,
+        tag=tag,
+        principal=None if principal is None else json.loads(principal),
+        decision=decision,
+        outcome=outcome,
+        input=None if inp is None else json.loads(inp),
+    )
