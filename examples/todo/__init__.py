@@ -4,4 +4,16 @@ from .app import App, Model, Todo, TodoMessage, update
 from .contract import AppAgent, TodoAgent, User, principal
 from .host import run_todo, runtime
 
-__all__ = ["App", "AppAgent", "Model", "Todo", "TodoAgent", "TodoMessage", "User", "principal", "run_todo", "runtime", "update"]
+__all__ = [
+    "App",
+    "AppAgent",
+    "Model",
+    "Todo",
+    "TodoAgent",
+    "TodoMessage",
+    "User",
+    "principal",
+    "run_todo",
+    "runtime",
+    "update",
+]

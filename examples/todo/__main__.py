@@ -1,6 +1,6 @@
 """Drive the todo app in-process, the way an adapter would, and print each step.
 
-    python -m examples.todo
+python -m examples.todo
 """
 
 from __future__ import annotations

@@ -96,7 +96,9 @@ def save_todo(todo: Todo, duplicate: bool, request_id: str | None) -> Any:
     async def run() -> Message:
         await asyncio.sleep(SAVE_DELAY)
         if duplicate:
-            return FailedToSaveTodo(id=todo.id, reason="a todo with this title already exists", request_id=request_id)
+            return FailedToSaveTodo(
+                id=todo.id, reason="a todo with this title already exists", request_id=request_id
+            )
         return SavedTodo(id=todo.id, request_id=request_id)
 
     return run
@@ -115,7 +117,9 @@ def update(model: Model, message: Message) -> Model | tuple[Model, list[Any]]:
         case RequestedCreateTodo(title=title, request_id=request_id):
             todo = Todo(id=f"todo-{model.next_id}", title=title.strip())
             duplicate = any(t.title.casefold() == todo.title.casefold() for t in model.todos)
-            next_model = model.model_copy(update={"todos": (*model.todos, todo), "next_id": model.next_id + 1})
+            next_model = model.model_copy(
+                update={"todos": (*model.todos, todo), "next_id": model.next_id + 1}
+            )
             return next_model, [save_todo(todo, duplicate, request_id)]
         case SavedTodo(id=todo_id):
             return _replace(model, todo_id, saved=True)

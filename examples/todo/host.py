@@ -25,7 +25,9 @@ async def run_todo(
         runtime = TodoAgent.bind(
             definition=AppAgent,
             host=running.host,
-            audit=audit if audit is not None else agent.audit_log(capacity=1000, principal=lambda u: u.id),
+            audit=audit
+            if audit is not None
+            else agent.audit_log(capacity=1000, principal=lambda u: u.id),
             principal=principal,
         )
         try:

@@ -134,7 +134,7 @@ class AgentBuilder(Generic[M, P]):
         name: str | None = None,
         available: Callable[[M], bool] | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
-        input: type[BaseModel] | None = None,  # noqa: A002
+        input: type[BaseModel] | None = None,
         to_message: Callable[[Any, InvocationContext[M, P]], Any] | None = None,
         completion: CompletionContract | None = None,
     ) -> Variant[M, P]:
@@ -158,9 +158,15 @@ class AgentBuilder(Generic[M, P]):
         completion: CompletionContract | None = None,
     ) -> ActionVariant:
         """See :func:`~foldkit_agent.contract.action`."""
-        return action(surface_action, available=available, authorize=authorize, completion=completion)
+        return action(
+            surface_action, available=available, authorize=authorize, completion=completion
+        )
 
-    def expose(self, union: MessageUnion | Application[Any] | None = None, mapping: Mapping[Any, Any] | None = None) -> ExposedMessages:
+    def expose(
+        self,
+        union: MessageUnion | Application[Any] | None = None,
+        mapping: Mapping[Any, Any] | None = None,
+    ) -> ExposedMessages:
         """See :func:`~foldkit_agent.contract.expose`; the union defaults to the application's.
 
         ``TodoAgent.expose({...})`` and ``TodoAgent.expose(TodoMessage, {...})`` both work.
@@ -198,7 +204,9 @@ class AgentBuilder(Generic[M, P]):
         resources: Iterable[Resource] = (),
     ) -> AgentDefinition:
         """See :func:`~foldkit_agent.contract.make`."""
-        return make(messages=messages, context=context, resources=resources, model_type=self.model_type)
+        return make(
+            messages=messages, context=context, resources=resources, model_type=self.model_type
+        )
 
     def bind(
         self,
@@ -206,7 +214,7 @@ class AgentBuilder(Generic[M, P]):
         definition: AgentDefinition,
         host: Any,
         audit: AuditLog | None = None,
-        principal: Callable[[Invocation], P | None | Any] | None = None,
+        principal: Callable[[Invocation], P | Any | None] | None = None,
     ) -> AgentRuntime[M, P]:
         """See :func:`~foldkit_agent.runtime.bind`."""
         return bind(definition=definition, host=host, audit=audit, principal=principal)

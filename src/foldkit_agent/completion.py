@@ -83,9 +83,13 @@ def by_invocation_id(result_field: str) -> CorrelationKey:
     Pair it with a ``to_message`` that puts ``ctx.invocation.id`` on the request, and an
     ``update`` that copies it onto the result::
 
-        completion=agent.Completion(success=SavedTodo, correlate=agent.by_invocation_id("request_id"))
+        completion=agent.Completion(
+            success=SavedTodo, correlate=agent.by_invocation_id("request_id")
+        )
     """
-    return CorrelationKey(lambda _req, call: call.invocation.id, lambda res: getattr(res, result_field, None))
+    return CorrelationKey(
+        lambda _req, call: call.invocation.id, lambda res: getattr(res, result_field, None)
+    )
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,9 @@ class MessageHub:
             if isinstance(correlate, CorrelationKey):
                 if waiter.key is None:
                     waiter.key = correlate.request_key(waiter.request, waiter.call)
-                group.keyed.setdefault(correlate, {}).setdefault(waiter.key, OrderedDict())[id(waiter)] = waiter
+                group.keyed.setdefault(correlate, {}).setdefault(waiter.key, OrderedDict())[
+                    id(waiter)
+                ] = waiter
             else:
                 group.scanned[id(waiter)] = waiter
 
@@ -311,7 +317,10 @@ class StateHub:
     def check(self, waiter: Waiter, model: Any) -> None:
         """Evaluate one waiter against ``model`` (the check when waiting starts)."""
         contract: StateCompletion = waiter.contract
-        self._evaluate(waiter, contract.projection.get(model))
+        value = contract.projection.get(model)
+        if id(contract.projection) in self._groups:
+            self._last[id(contract.projection)] = value
+        self._evaluate(waiter, value)
 
     def on_model(self, model: Any) -> None:
         for key, (projection, waiters) in list(self._groups.items()):

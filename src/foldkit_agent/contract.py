@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -63,7 +63,7 @@ def variant(
     name: str | None = None,
     available: Callable[[Any], bool] | None = None,
     authorize: Callable[[Any], Any] | None = None,
-    input: type[BaseModel] | None = None,  # noqa: A002 - the public keyword
+    input: type[BaseModel] | None = None,
     to_message: Callable[[Any, Any], Any] | None = None,
     completion: CompletionContract | None = None,
 ) -> Variant[Any, Any]:
@@ -223,7 +223,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
             f"{tag!r}: a variant is a description string, agent.variant(...) or agent.action(...)",
             capability=tag,
         )
-    v: Variant[Any, Any] = spec
+    v = cast(Variant[Any, Any], spec)
     if not isinstance(v.description, str) or not v.description.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError(f"{tag!r} needs a non-empty description", capability=tag)
     name = v.name if v.name is not None else default_name(tag)
@@ -263,7 +263,9 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
     )
 
 
-def _expose(variants: Mapping[str, type[Message]], mapping: Mapping[Any, Any], where: str) -> ExposedMessages:
+def _expose(
+    variants: Mapping[str, type[Message]], mapping: Mapping[Any, Any], where: str
+) -> ExposedMessages:
     if not isinstance(mapping, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("expose takes a mapping of Message class (or tag) to variant")
     caps: list[Capability] = []

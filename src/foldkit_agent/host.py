@@ -37,7 +37,7 @@ class SupportsHost(Protocol[M_co, Msg_contra]):
 
     def model(self) -> M_co: ...
 
-    def dispatch(self, message: Msg_contra, /) -> None | Awaitable[None]: ...
+    def dispatch(self, message: Msg_contra, /) -> Awaitable[None] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class Host(Generic[M, Msg]):
     """
 
     model: Callable[[], M]
-    dispatch: Callable[[Msg], None | Awaitable[None]]
+    dispatch: Callable[[Msg], Awaitable[None] | None]
     subscribe: Callable[[Callable[[M], None]], Unsubscribe] | None = None
     observe: Callable[[Callable[[Msg], None]], Unsubscribe] | None = None
 

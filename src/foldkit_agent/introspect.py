@@ -47,7 +47,11 @@ def context_schema(definition: AgentDefinition) -> dict[str, Any] | None:
 
 
 def schema(definition: AgentDefinition) -> dict[str, Any]:
-    """``{"capabilities": messages(d), "resources": resources(d), "context": context_schema(d)}``."""
+    """The whole contract as data.
+
+    Returns ``{"capabilities": messages(d), "resources": resources(d),
+    "context": context_schema(d)}``.
+    """
     return {
         "capabilities": messages(definition),
         "resources": resources(definition),

@@ -88,4 +88,10 @@ def summarize(result: DispatchResult | BaseException, *, capability: str | None 
         return Outcome(False, kind, result.capability, result.message, data)
     name = capability or "this capability"
     text = f"The call to {name!r} failed unexpectedly; whether it was applied is unknown."
-    return Outcome(False, "defect", capability, text, {"status": "defect", "capability": capability, "message": text})
+    return Outcome(
+        False,
+        "defect",
+        capability,
+        text,
+        {"status": "defect", "capability": capability, "message": text},
+    )

@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from .host import Host, Unsubscribe
 
@@ -39,10 +39,13 @@ Command = Callable[[], Awaitable[Any]]
 
 
 def _split(result: Any) -> tuple[Any, tuple[Command, ...]]:
-    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], (list, tuple)):  # pyright: ignore[reportUnknownArgumentType]
-        model, commands = result  # pyright: ignore[reportUnknownVariableType]
-        return model, tuple(commands)  # pyright: ignore[reportUnknownArgumentType]
-    return result, ()
+    """``model`` or ``(model, commands)`` -> ``(model, commands)``."""
+    value: Any = result
+    if isinstance(value, tuple):
+        pair = cast(tuple[Any, ...], value)
+        if len(pair) == 2 and isinstance(pair[1], list | tuple):
+            return pair[0], tuple(cast(Iterable[Command], pair[1]))
+    return value, ()
 
 
 class Program(Generic[M, Msg]):
@@ -58,7 +61,7 @@ class Program(Generic[M, Msg]):
         self._update = update
 
     @asynccontextmanager
-    async def run(self) -> AsyncIterator[Running[M, Msg]]:
+    async def run(self) -> AsyncGenerator[Running[M, Msg]]:
         """Start the program on the running event loop; stop its commands on exit."""
         init = self._init() if callable(self._init) else self._init
         model, commands = _split(init)

@@ -12,15 +12,15 @@ JSON encoding::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
-from typing_extensions import TypedDict
-
 from pydantic import BaseModel, TypeAdapter
+from typing_extensions import TypedDict
 
 from .errors import AgentContractError
 from .schema import JsonSchema, schema_of_type
-from .surface import FieldRef
+from .surface import FieldRef, field_annotation, field_path, read_field
 
 __all__ = ["Projection", "compose", "pick"]
 
@@ -34,10 +34,12 @@ class Projection:
 
     __slots__ = ("_adapter", "_getters", "_schema", "_shape", "fields")
 
-    def __init__(self, fields: Mapping[str, Any], getters: Mapping[str, Callable[[Any], Any]]) -> None:
+    def __init__(
+        self, fields: Mapping[str, Any], getters: Mapping[str, Callable[[Any], Any]]
+    ) -> None:
         self.fields: dict[str, Any] = dict(fields)
         self._getters = dict(getters)
-        self._shape: Any = TypedDict("Projection", self.fields)  # type: ignore[misc]  # noqa: UP013
+        self._shape: Any = TypedDict("Projection", self.fields)  # type: ignore[misc]
         self._adapter: TypeAdapter[Any] = TypeAdapter(self._shape)
         self._schema: JsonSchema | None = None
 
@@ -84,12 +86,15 @@ def pick(*refs: FieldRef) -> Projection:
     fields: dict[str, Any] = {}
     getters: dict[str, Callable[[Any], Any]] = {}
     for ref in refs:
-        if not isinstance(ref, FieldRef) or not ref.path:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise AgentContractError(f"projection.pick takes field references like App.model.x, got {ref!r}")
-        if ref.name in fields:
-            raise AgentContractError(f"projection.pick got two fields named {ref.name!r}")
-        fields[ref.name] = ref.annotation
-        getters[ref.name] = ref.get
+        if not isinstance(ref, FieldRef) or not field_path(ref):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise AgentContractError(
+                f"projection.pick takes field references like App.model.x, got {ref!r}"
+            )
+        key = field_path(ref)[-1]
+        if key in fields:
+            raise AgentContractError(f"projection.pick got two fields named {key!r}")
+        fields[key] = field_annotation(ref)
+        getters[key] = partial(read_field, ref)
     return Projection(fields, getters)
 
 

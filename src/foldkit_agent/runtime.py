@@ -59,7 +59,7 @@ M = TypeVar("M")
 P = TypeVar("P")
 
 PrincipalProvider = Callable[[Invocation], Any]
-"""``(invocation) -> principal | None`` (or an awaitable of it). Reads ``invocation.credentials``."""
+"""``(invocation) -> principal | None``, or an awaitable of it; reads ``invocation.credentials``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,10 @@ class RuntimeMessages:
         return self._rt.available_in(self._rt.host.model())
 
     async def dispatch(
-        self, ref: type[Message] | str, input: Any = None, invocation: Invocation | None = None  # noqa: A002
+        self,
+        ref: type[Message] | str,
+        input: Any = None,
+        invocation: Invocation | None = None,
     ) -> DispatchResult:
         """Invoke a capability named by its Message class, tag or protocol name.
 
@@ -196,7 +199,9 @@ class AgentRuntime(Generic[M, P]):
         self._subscribed: Unsubscribe | None = None
         self._watchers: dict[int, Callable[[Change], None]] = {}
         self._watch_unsub: Unsubscribe | None = None
-        self._last_seen: tuple[tuple[str, ...], dict[str, Any] | None, dict[str, dict[str, Any]]] | None = None
+        self._last_seen: (
+            tuple[tuple[str, ...], dict[str, Any] | None, dict[str, dict[str, Any]]] | None
+        ) = None
         self._next_watch = 0
 
     # -- reading ------------------------------------------------------------------------------
@@ -244,7 +249,9 @@ class AgentRuntime(Generic[M, P]):
 
         return unsubscribe
 
-    def _snapshot(self, model: Any) -> tuple[tuple[str, ...], dict[str, Any] | None, dict[str, dict[str, Any]]]:
+    def _snapshot(
+        self, model: Any
+    ) -> tuple[tuple[str, ...], dict[str, Any] | None, dict[str, dict[str, Any]]]:
         names = tuple(c.name for c in self.available_in(model))
         ctx = self.definition.context
         context = None
@@ -386,7 +393,9 @@ class AgentRuntime(Generic[M, P]):
             _log.warning("principal provider failed for %r", cap.name, exc_info=True)
             raise AgentAuthorizationError(capability=cap.name) from exc
 
-    async def _authorize(self, cap: Capability, decoded: Any, model: Any, principal: Any, inv: Invocation) -> None:
+    async def _authorize(
+        self, cap: Capability, decoded: Any, model: Any, principal: Any, inv: Invocation
+    ) -> None:
         assert cap.authorize is not None
         request = AuthorizationRequest(principal, decoded, model, inv.transport, inv, cap.name)
         try:
@@ -407,10 +416,14 @@ class AgentRuntime(Generic[M, P]):
             if verdict_map.get("allowed") is True:
                 return
             reason = verdict_map.get("reason")
-            raise AgentAuthorizationError(capability=cap.name, reason=reason if isinstance(reason, str) else None)
+            raise AgentAuthorizationError(
+                capability=cap.name, reason=reason if isinstance(reason, str) else None
+            )
         raise AgentAuthorizationError(capability=cap.name)
 
-    def _construct(self, cap: Capability, decoded: Any, model: Any, principal: Any, inv: Invocation) -> Message:
+    def _construct(
+        self, cap: Capability, decoded: Any, model: Any, principal: Any, inv: Invocation
+    ) -> Message:
         if cap.to_message is None:
             return decoded
         try:
@@ -428,7 +441,13 @@ class AgentRuntime(Generic[M, P]):
             )
         return built
 
-    async def _send(self, cap: Capability, message: Message, signal: asyncio.Event | None, deadline: float | None) -> None:
+    async def _send(
+        self,
+        cap: Capability,
+        message: Message,
+        signal: asyncio.Event | None,
+        deadline: float | None,
+    ) -> None:
         """Call ``host.dispatch`` and await it if it returns an awaitable."""
         try:
             sent = self.host.dispatch(message)
@@ -445,7 +464,9 @@ class AgentRuntime(Generic[M, P]):
             assert cap.completion is not None
             raise _Sent(
                 1,
-                AgentCompletionTimeoutError(capability=cap.name, timeout=cap.completion.seconds, dispatched=None),
+                AgentCompletionTimeoutError(
+                    capability=cap.name, timeout=cap.completion.seconds, dispatched=None
+                ),
             ) from None
         except asyncio.CancelledError:
             raise
@@ -490,7 +511,9 @@ class AgentRuntime(Generic[M, P]):
             except Exception as exc:
                 _log.warning("completion check of %r raised", cap.name, exc_info=True)
                 raise _Sent(2, AgentHostError(capability=cap.name, dispatched=True)) from exc
-            return DispatchResult(cap.name, cap.tag, message, inv, CompletionOutcome(status, result))
+            return DispatchResult(
+                cap.name, cap.tag, message, inv, CompletionOutcome(status, result)
+            )
         finally:
             hub.remove(waiter)
 
@@ -507,7 +530,9 @@ class AgentRuntime(Generic[M, P]):
             self._subscribed = subscribe(self._state_hub.on_model)
 
     @staticmethod
-    async def _race(aw: Awaitable[Any], signal: asyncio.Event | None, deadline: float | None) -> Any:
+    async def _race(
+        aw: Awaitable[Any], signal: asyncio.Event | None, deadline: float | None
+    ) -> Any:
         """Await ``aw`` unless ``signal`` is set (raise _Abort) or ``deadline`` passes (_Deadline).
 
         A coroutine that loses the race is cancelled; a plain future is left alone.
@@ -528,7 +553,9 @@ class AgentRuntime(Generic[M, P]):
             waits.add(sig_task)
         timeout = None if deadline is None else max(0.0, deadline - loop.time())
         try:
-            done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         except asyncio.CancelledError:
             if owned:
                 fut.cancel()
@@ -559,7 +586,9 @@ def _holds(cap: Capability, model: Any) -> bool:
     try:
         return bool(cap.available(model))
     except Exception:
-        _log.warning("available predicate of %r raised; treating it as unavailable", cap.name, exc_info=True)
+        _log.warning(
+            "available predicate of %r raised; treating it as unavailable", cap.name, exc_info=True
+        )
         return False
 
 
@@ -604,7 +633,8 @@ def bind(
     for cap in definition.capabilities:
         if isinstance(cap.completion, Completion) and host_observe(host) is None:
             raise AgentContractError(
-                f"{cap.name!r} completes on a Message, so the host must provide observe(on_message)",
+                f"{cap.name!r} completes on a Message, so the host must provide "
+                "observe(on_message)",
                 capability=cap.name,
             )
         if isinstance(cap.completion, StateCompletion) and host_subscribe(host) is None:

@@ -136,7 +136,9 @@ class InputDecoder:
                 at any depth, or a value does not match its declared type.
         """
         if type(payload) is not dict:
-            raise self._invalid(capability, [{"path": "", "problem": "the input must be a JSON object"}])
+            raise self._invalid(
+                capability, [{"path": "", "problem": "the input must be a JSON object"}]
+            )
         try:
             text = json.dumps(payload, allow_nan=False, separators=(",", ":"))
         except (TypeError, ValueError, RecursionError) as exc:
@@ -159,7 +161,9 @@ class InputDecoder:
         seen: set[tuple[str, str]] = set()
         for err in exc.errors(include_url=False, include_input=False, include_context=False):
             path, node, in_union = _walk(self.schema, err["loc"])
-            problem = "does not match any accepted form" if in_union else _problem(err["type"], node)
+            problem = (
+                "does not match any accepted form" if in_union else _problem(err["type"], node)
+            )
             key = (path, problem)
             if key not in seen:
                 seen.add(key)

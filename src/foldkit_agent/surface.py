@@ -28,8 +28,11 @@ __all__ = [
     "MessageSet",
     "action",
     "application",
+    "field_annotation",
+    "field_path",
     "message_set",
     "message_set_union",
+    "read_field",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -38,50 +41,94 @@ M = TypeVar("M", bound=BaseModel)
 class FieldRef:
     """A reference to a (possibly nested) field of a Model type.
 
+    Attribute access names a field of the referenced model first, so a Model field called
+    ``name``, ``path`` or ``get`` is reachable as ``App.model.name``. The reference's own data
+    is read with :func:`field_path`, :func:`field_annotation` and :func:`read_field` (or the
+    ``path``/``annotation``/``get`` attributes when no field shadows them).
+
     Attributes:
         path: field names from the Model root, e.g. ``("settings", "theme")``.
         annotation: the field's declared type (``X | None`` when an ancestor is optional).
     """
 
-    __slots__ = ("_owner", "annotation", "path")
+    __slots__ = ("_fk_annotation", "_fk_owner", "_fk_path")
 
-    def __init__(self, owner: type[BaseModel] | None, path: tuple[str, ...], annotation: Any) -> None:
-        self._owner = owner
-        self.path = path
-        self.annotation = annotation
+    def __init__(
+        self, owner: type[BaseModel] | None, path: tuple[str, ...], annotation: Any
+    ) -> None:
+        object.__setattr__(self, "_fk_owner", owner)
+        object.__setattr__(self, "_fk_path", path)
+        object.__setattr__(self, "_fk_annotation", annotation)
 
-    @property
-    def name(self) -> str:
-        """The last field name (the key this field gets in a picked projection)."""
-        return self.path[-1] if self.path else ""
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("_"):
+            owner: type[BaseModel] | None = object.__getattribute__(self, "_fk_owner")
+            if owner is not None and name in owner.model_fields:
+                return object.__getattribute__(self, "_child")(name)
+        return object.__getattribute__(self, name)
 
     def __getattr__(self, name: str) -> FieldRef:
         if name.startswith("__"):
             raise AttributeError(name)
-        owner = self._owner
+        owner = self._fk_owner
         if owner is None:
-            raise AttributeError(f"{'.'.join(self.path)} is not a model; it has no field {name!r}")
-        info = owner.model_fields.get(name)
-        if info is None:
-            raise AttributeError(f"{owner.__name__} has no field {name!r}")
-        annotation = info.annotation
-        optional_parent = self.path and _is_optional(self.annotation)
+            raise AttributeError(
+                f"{'.'.join(self._fk_path)} is not a model; it has no field {name!r}"
+            )
+        raise AttributeError(f"{owner.__name__} has no field {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("field references are immutable")
+
+    def _child(self, name: str) -> FieldRef:
+        owner = self._fk_owner
+        assert owner is not None
+        annotation = owner.model_fields[name].annotation
+        optional_parent = bool(self._fk_path) and _is_optional(self._fk_annotation)
         child_owner, nullable = _model_in(annotation)
         if optional_parent and not nullable:
             annotation = annotation | None  # type: ignore[operator]
-        return FieldRef(child_owner, (*self.path, name), annotation)
+        return FieldRef(child_owner, (*self._fk_path, name), annotation)
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self._fk_path
+
+    @property
+    def annotation(self) -> Any:
+        return self._fk_annotation
+
+    @property
+    def name(self) -> str:
+        """The last field name (the key this field gets in a picked projection)."""
+        return self._fk_path[-1] if self._fk_path else ""
 
     def get(self, model: BaseModel) -> Any:
         """Read this field from a Model instance (``None`` if an optional ancestor is None)."""
-        value: Any = model
-        for name in self.path:
-            if value is None:
-                return None
-            value = getattr(value, name)
-        return value
+        return read_field(self, model)
 
     def __repr__(self) -> str:
-        return f"FieldRef({'.'.join(self.path) or '<model>'})"
+        return f"FieldRef({'.'.join(self._fk_path) or '<model>'})"
+
+
+def field_path(ref: FieldRef) -> tuple[str, ...]:
+    """The field names from the Model root to ``ref``."""
+    return ref._fk_path  # pyright: ignore[reportPrivateUsage]
+
+
+def field_annotation(ref: FieldRef) -> Any:
+    """The declared type of the field ``ref`` names."""
+    return ref._fk_annotation  # pyright: ignore[reportPrivateUsage]
+
+
+def read_field(ref: FieldRef, model: BaseModel) -> Any:
+    """Read the field ``ref`` names from ``model`` (``None`` past an optional ancestor)."""
+    value: Any = model
+    for name in ref._fk_path:  # pyright: ignore[reportPrivateUsage]
+        if value is None:
+            return None
+        value = getattr(value, name)
+    return value
 
 
 def _is_optional(annotation: Any) -> bool:
@@ -171,11 +218,13 @@ def action(
     name: str,
     description: str,
     message: type[Message],
-    input: type[BaseModel] | None = None,  # noqa: A002 - the public keyword
+    input: type[BaseModel] | None = None,
     to_message: Callable[..., Any] | None = None,
 ) -> Action:
     """Declare a surface :class:`Action` (see its attributes)."""
-    return Action(name=name, description=description, message=message, input=input, to_message=to_message)
+    return Action(
+        name=name, description=description, message=message, input=input, to_message=to_message
+    )
 
 
 @dataclass(frozen=True)
@@ -197,7 +246,9 @@ class MessageSet:
         return iter(self.variants.values())
 
 
-def message_set(app: Application[Any] | MessageUnion, messages: Iterable[type[Message]]) -> MessageSet:
+def message_set(
+    app: Application[Any] | MessageUnion, messages: Iterable[type[Message]]
+) -> MessageSet:
     """A typed subset of ``app``'s Messages.
 
     Raises:
@@ -207,7 +258,9 @@ def message_set(app: Application[Any] | MessageUnion, messages: Iterable[type[Me
     variants: dict[str, type[Message]] = {}
     for cls in messages:
         if cls not in union:
-            raise AgentContractError(f"{getattr(cls, '__name__', cls)!r} is not in the application's Message union")
+            raise AgentContractError(
+                f"{getattr(cls, '__name__', cls)!r} is not in the application's Message union"
+            )
         if cls.tag() in variants:
             raise AgentContractError(f"{cls.tag()!r} appears twice in one message set")
         variants[cls.tag()] = cls

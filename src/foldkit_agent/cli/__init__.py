@@ -17,7 +17,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from . import contract_cmds, demo, native, serve  # noqa: E402,F401  (they register commands)
+from . import contract_cmds as contract_cmds  # noqa: E402  (each module registers commands)
+from . import demo as demo  # noqa: E402
+from . import native as native  # noqa: E402
+from . import serve as serve  # noqa: E402
 
 
 def main() -> None:

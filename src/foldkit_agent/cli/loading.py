@@ -32,7 +32,9 @@ def load_attr(reference: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
             raise TargetError(f"cannot import module {module_name!r}: no such module") from exc
-        raise TargetError(f"cannot import module {module_name!r}: it needs {exc.name!r}, which is missing") from exc
+        raise TargetError(
+            f"cannot import module {module_name!r}: it needs {exc.name!r}, which is missing"
+        ) from exc
     except Exception as exc:
         raise TargetError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
     value: Any = module
