@@ -45,7 +45,7 @@ def _split(result: Any) -> tuple[Any, tuple[Command, ...]]:
         pair = cast(tuple[Any, ...], value)
         if len(pair) == 2 and isinstance(pair[1], list | tuple):
             return pair[0], tuple(cast(Iterable[Command], pair[1]))
-    return value, ()
+    return cast(Any, value), ()
 
 
 class Program(Generic[M, Msg]):
