@@ -1,5 +1,243 @@
-"""Commands registered by this module are added as the feature lands."""
+"""``foldkit-agent demo``: the todo example driven by a scripted agent over real MCP.
+
+The example application runs in this process and is served over streamable HTTP on a free
+loopback port; a scripted agent then uses the official ``mcp`` client, exactly as any MCP host
+would, and the command prints what it sees and finally the audit trail.
+
+``foldkit-agent demo --serve`` keeps the server up instead and prints client configurations.
+"""
 
 from __future__ import annotations
 
-from . import app as app
+import json
+import sys
+import time
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+
+from . import app
+
+__all__ = ["DEMO_TOKENS", "demo", "run_demo"]
+
+DEMO_TOKENS: dict[str, tuple[str, list[str]]] = {
+    "alice-token": ("alice", ["todos:delete"]),
+    "bob-token": ("bob", []),
+}
+"""The demo's bearer tokens: ``token -> (subject, scopes)``. Only for this local demo."""
+
+
+def _verifier() -> Any:
+    from mcp.server.auth.provider import AccessToken
+
+    from ..adapters.mcp import StaticTokenVerifier
+
+    return StaticTokenVerifier(
+        {
+            token: AccessToken(token=token, client_id="foldkit-demo", scopes=scopes, subject=who)
+            for token, (who, scopes) in DEMO_TOKENS.items()
+        }
+    )
+
+
+def _import_example() -> Any:
+    """``examples.todo``, from the current directory or the source checkout."""
+    import importlib
+    from pathlib import Path
+
+    for where in (Path.cwd(), Path(__file__).resolve().parents[3]):
+        if (where / "examples" / "todo").is_dir() and str(where) not in sys.path:
+            sys.path.insert(0, str(where))
+    try:
+        return importlib.import_module("examples.todo")
+    except ImportError as exc:
+        print(
+            "foldkit-agent: the demo needs the examples/ folder of the source checkout; "
+            "run it from the repository root",
+            file=sys.stderr,
+        )
+        raise typer.Exit(2) from exc
+
+
+@asynccontextmanager
+async def _serving(port: int) -> AsyncGenerator[tuple[str, Any]]:
+    """Run the todo app and its MCP endpoint; yield ``(url, runtime)``."""
+    run_todo = _import_example().run_todo
+    from ..adapters.mcp import http_app
+    from .serve import run_http
+
+    async with run_todo() as (_running, rt):
+        asgi = http_app(rt, name="foldkit-todo", version="0.1.0", token_verifier=_verifier())
+        bound: list[int] = []
+        ready = anyio.Event()
+
+        def on_ready(p: int) -> None:
+            bound.append(p)
+            ready.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: run_http(asgi, host="127.0.0.1", port=port, on_ready=on_ready))
+            with anyio.fail_after(10):
+                await ready.wait()
+            try:
+                yield f"http://127.0.0.1:{bound[0]}/mcp", rt
+            finally:
+                tg.cancel_scope.cancel()
+
+
+def _client(url: str, token: str) -> Any:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    return Client(streamable_http_client(url, http_client=http))
+
+
+def _show_result(console: Console, label: str, result: Any, started: float) -> None:
+    ms = (time.perf_counter() - started) * 1000
+    data: dict[str, Any] = result.structured_content or {}
+    if result.is_error:
+        console.print(f"  [red]✗ {label}[/] [dim]({ms:.0f} ms, isError)[/]")
+        console.print(f"    [red]{result.content[0].text}[/]")
+        console.print(f"    [dim]{data.get('_tag')} · status={data.get('status')}[/]")
+        return
+    done: dict[str, Any] = data.get("result") or {}
+    extra = f" → {done.get('_tag')}" if done else ""
+    console.print(f"  [green]✓ {label}[/] [dim]({ms:.0f} ms)[/] status={data.get('status')}{extra}")
+
+
+async def run_demo(console: Console) -> None:
+    """The scripted agent session (see the module docstring)."""
+    from mcp.server.subscriptions import ToolsListChanged
+
+    async with _serving(0) as (url, rt):
+        console.print(Panel.fit(f"todo app served over MCP (streamable HTTP) at [bold]{url}[/]"))
+        async with _client(url, "alice-token") as alice, _client(url, "bob-token") as bob:
+            console.print(f"agent 'alice' connected · protocol {alice.protocol_version}")
+
+            async with alice.listen(tools_list_changed=True) as changes:
+                console.rule("1. tools/list")
+                table = Table("tool", "description", "input")
+                for tool in (await alice.list_tools()).tools:
+                    props = ", ".join(tool.input_schema.get("properties", {})) or "{}"
+                    table.add_row(tool.name, tool.description or "", props)
+                console.print(table)
+
+                console.rule("2. create todos (each call waits until the todo is saved)")
+                for title in ("Read the guide", "Write the tests"):
+                    started = time.perf_counter()
+                    result = await alice.call_tool("create_todo", {"title": title})
+                    _show_result(console, f"create_todo {title!r}", result, started)
+                with anyio.fail_after(5):
+                    async for event in changes:  # the first todo made rename/toggle/select appear
+                        console.print(f"  [cyan]notification[/] {type(event).__name__}")
+                        break
+
+                console.rule("3. select a todo, so delete_todo becomes available")
+                started = time.perf_counter()
+                result = await alice.call_tool("select_todo", {"id": "todo-1"})
+                _show_result(console, "select_todo todo-1", result, started)
+                with anyio.fail_after(5):
+                    async for event in changes:
+                        if isinstance(event, ToolsListChanged):
+                            console.print(
+                                "  [cyan]notification[/] tools/list_changed "
+                                "(received on the subscriptions/listen stream)"
+                            )
+                            break
+                names = [t.name for t in (await alice.list_tools()).tools]
+                console.print(f"  tools now: {', '.join(names)}")
+
+            console.rule("4. delete it: bob's token lacks todos:delete, alice's has it")
+            started = time.perf_counter()
+            _show_result(
+                console, "bob: delete_todo", await bob.call_tool("delete_todo", {}), started
+            )
+            started = time.perf_counter()
+            _show_result(
+                console, "alice: delete_todo", await alice.call_tool("delete_todo", {}), started
+            )
+
+            console.rule("5. an invalid call")
+            started = time.perf_counter()
+            bad = await alice.call_tool("create_todo", {"title": "Buy milk", "priority": "high"})
+            _show_result(console, "create_todo with an undeclared field", bad, started)
+
+            console.rule("6. read the context resource agent://context")
+            contents = (await alice.read_resource("agent://context")).contents[0]
+            text = getattr(contents, "text", "{}")
+            console.print(Syntax(json.dumps(json.loads(text), indent=2), "json", theme="ansi_dark"))
+
+        console.rule("7. audit trail")
+        audit = Table("invocation", "who", "capability", "decision", "outcome")
+        assert rt.audit is not None
+        for entry in rt.audit.entries():
+            if entry.transport != "mcp":
+                continue
+            colour = {"dispatched": "green", "refused": "red"}.get(entry.decision, "yellow")
+            audit.add_row(
+                entry.invocation_id[:8],
+                str(entry.principal or "-"),
+                entry.capability,
+                f"[{colour}]{entry.decision}[/]",
+                entry.outcome,
+            )
+        console.print(audit)
+
+
+def _configs(url: str) -> str:
+    desktop = {
+        "mcpServers": {
+            "foldkit-todo": {
+                "command": "foldkit-agent",
+                "args": ["serve", "examples.todo:runtime", "--mcp", "stdio"],
+                "cwd": "/path/to/foldkit-agent",
+            }
+        }
+    }
+    return (
+        "Claude Desktop (claude_desktop_config.json; stdio, no credentials, so delete_todo is "
+        "refused):\n"
+        f"{json.dumps(desktop, indent=2)}\n\n"
+        "Claude Code (this running server, as alice):\n"
+        f"  claude mcp add --transport http foldkit-todo {url} "
+        '--header "Authorization: Bearer alice-token"\n\n'
+        "MCP Inspector:\n"
+        f"  npx @modelcontextprotocol/inspector --cli {url} --transport http "
+        '--header "Authorization: Bearer alice-token" --method tools/list\n'
+        "  (or open the Inspector UI, choose Streamable HTTP, URL above, and add the header)\n\n"
+        "Tokens: alice-token (may delete), bob-token (may not)."
+    )
+
+
+@app.command()
+def demo(
+    serve: bool = typer.Option(
+        False, "--serve", help="Keep the server up and print client configs"
+    ),
+    port: int = typer.Option(8000, help="Port for --serve (0 picks a free one)"),
+) -> None:
+    """Run the todo example with a scripted agent over real MCP (or --serve it)."""
+    console = Console()
+    if not serve:
+        anyio.run(run_demo, console)
+        return
+
+    async def keep_serving() -> None:
+        async with _serving(port) as (url, _rt):
+            console.print(Panel.fit(f"todo app served over MCP at [bold]{url}[/]  (Ctrl-C stops)"))
+            console.print(_configs(url), highlight=False, soft_wrap=True)
+            await anyio.sleep_forever()
+
+    try:
+        anyio.run(keep_serving)
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
