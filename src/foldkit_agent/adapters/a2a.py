@@ -1,0 +1,793 @@
+"""A2A adapter: every exposed capability becomes an A2A skill, served with ``a2a-sdk`` 1.x.
+
+:func:`a2a_app` returns a Starlette application that speaks A2A 1.0 over JSON-RPC and
+HTTP+JSON and serves the Agent Card at ``/.well-known/agent-card.json``. It translates only:
+the bound runtime resolves, checks, authorizes, dispatches and audits every call.
+
+Routes (absolute paths; mount the app at the root of its origin)::
+
+    GET  /.well-known/agent-card.json       public Agent Card (every capability as a skill)
+    POST /a2a/jsonrpc                       JSON-RPC binding (SendMessage, GetTask, ...)
+    *    /a2a/rest/...                      HTTP+JSON binding (POST /a2a/rest/message:send, ...)
+
+Calling a skill. A2A has no field that names a skill, so this package defines an extension,
+:data:`EXTENSION_URI`. A call is a ``SendMessage`` whose request metadata (or message metadata)
+holds ``{EXTENSION_URI: {"skill": "<capability name>"}}`` and whose message carries the input
+as one data part (no data part means ``{}``). The card lists the extension in
+``capabilities.extensions``; its ``params`` hold ``{"skills": {name: {"inputSchema": ...}}}``.
+
+Outcome mapping (from :func:`foldkit_agent.outcome.summarize`):
+
+=================================  ==========================================================
+outcome                            A2A result
+=================================  ==========================================================
+success (dispatched / completed)   task ``COMPLETED``, one data artifact ``result``
+refusal (unavailable, invalid      task ``REJECTED``; status message: a text part for the
+input, unauthorized, ...)          agent and a data part with the error JSON
+completion failure                 task ``FAILED``, same message shape
+timeout / delivery unknown         task ``FAILED``; the text says the outcome is unknown
+cancelled (``CancelTask``)         task ``CANCELED``
+no skill / unknown skill           JSON-RPC ``-32602`` (HTTP+JSON: 400) invalid params
+anything unexpected                task ``FAILED`` with a generic text (never exception text)
+=================================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import math
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, cast
+
+from a2a.helpers import new_data_part, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from a2a.server.routes.common import DefaultServerCallContextBuilder
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentExtension,
+    AgentInterface,
+    AgentSkill,
+    HTTPAuthSecurityScheme,
+    Message,
+    Part,
+    SecurityRequirement,
+    SecurityScheme,
+    SendMessageRequest,
+    StringList,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from a2a.utils.errors import InternalError, InvalidParamsError
+from google.protobuf.json_format import MessageToDict
+from starlette.applications import Starlette
+from starlette.authentication import AuthenticationBackend, AuthenticationError, BaseUser
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from ..contract import Capability
+from ..errors import AgentCancelledError, AgentUnknownCapabilityError
+from ..invocation import Invocation, new_invocation_id
+from ..outcome import Outcome, summarize
+from ..runtime import AgentRuntime
+
+__all__ = [
+    "CARD_PATH",
+    "EXTENSION_URI",
+    "JSONRPC_PATH",
+    "REST_PREFIX",
+    "A2ACaller",
+    "CapabilityExecutor",
+    "RuntimeTarget",
+    "a2a_app",
+    "build_agent_card",
+    "integers_from_doubles",
+]
+
+_log = logging.getLogger("foldkit_agent.adapters.a2a")
+
+EXTENSION_URI = "https://foldkit-agent.dev/a2a/skills/v1"
+"""The extension that names the skill of a call and publishes each skill's input schema.
+
+Stable for the life of major version 1 of this package. On a call:
+``metadata[EXTENSION_URI] = {"skill": "<capability name>"}`` (request or message metadata).
+On the card: ``AgentExtension(uri=EXTENSION_URI, params={"skills": {name: {"inputSchema":
+<JSON Schema>}}})``.
+"""
+
+CARD_PATH = AGENT_CARD_WELL_KNOWN_PATH
+"""``/.well-known/agent-card.json``."""
+
+JSONRPC_PATH = "/a2a/jsonrpc"
+"""Where the JSON-RPC binding is served."""
+
+REST_PREFIX = "/a2a/rest"
+"""The prefix of the HTTP+JSON binding (``POST /a2a/rest/message:send`` and so on)."""
+
+_CREDENTIALS_KEY = "foldkit_agent.credentials"
+_CANCEL_GRACE = 2.0  # seconds cancel() waits for the running call to record its own answer
+_GENERIC_FAILURE = "The call failed unexpectedly; whether it was applied is unknown."
+
+RuntimeTarget = AgentRuntime[Any, Any] | Callable[[ServerCallContext], Any]
+"""An :class:`AgentRuntime`, or ``resolve(call_context) -> AgentRuntime`` (sync or async)."""
+
+
+@dataclass(frozen=True, slots=True)
+class A2ACaller:
+    """What Starlette authentication established for one A2A request.
+
+    Put on :attr:`Invocation.credentials <foldkit_agent.invocation.Invocation.credentials>`
+    (transport ``"a2a"``) for the runtime's principal provider. Unauthenticated requests carry
+    ``credentials=None`` instead.
+
+    Attributes:
+        subject: the user's identity (``user.identity``, else ``user.display_name``).
+        scopes: the scopes of ``request.auth`` (``AuthCredentials.scopes``).
+        user: the Starlette user object the backend returned.
+    """
+
+    subject: str
+    scopes: tuple[str, ...]
+    user: BaseUser
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def integers_from_doubles(value: Any, schema: Mapping[str, Any]) -> Any:
+    """Turn integral floats back into ints wherever ``schema`` says ``integer``.
+
+    A2A 1.x carries data parts as ``google.protobuf.Value``, where every number is a double:
+    ``{"qty": 2}`` arrives as ``{"qty": 2.0}``. This walks the value along the schema
+    (``properties``, ``additionalProperties``, ``items``, ``prefixItems``, ``anyOf``,
+    ``allOf``) and converts only finite integral floats at integer positions. Nothing else is
+    coerced: ``2.5`` stays ``2.5`` (and is refused by the decoder), a float where the schema
+    says ``number`` stays a float, strings and booleans are untouched.
+
+    Args:
+        value: decoded JSON data (dicts, lists, str, float, bool, None).
+        schema: the capability's input JSON Schema (compatibility profile).
+
+    Returns:
+        A new value of the same shape (the input is not modified).
+
+    Example:
+        >>> integers_from_doubles({"qty": 2.0, "price": 2.0},
+        ...     {"type": "object", "properties": {"qty": {"type": "integer"},
+        ...                                       "price": {"type": "number"}}})
+        {'qty': 2, 'price': 2.0}
+    """
+    for part in _schemas(schema.get("allOf")):
+        value = integers_from_doubles(value, part)
+    branches = _schemas(schema.get("anyOf"))
+    if branches:
+        branch = _pick_branch(value, branches)
+        return value if branch is None else integers_from_doubles(value, branch)
+    types = _types(schema)
+    if isinstance(value, float):
+        integral = math.isfinite(value) and value.is_integer()
+        return int(value) if integral and "integer" in types and "number" not in types else value
+    if isinstance(value, dict):
+        props = _schema_map(schema.get("properties"))
+        extra = _schema(schema.get("additionalProperties"))
+        out: dict[str, Any] = {}
+        for key, item in cast(dict[str, Any], value).items():
+            sub = props.get(key, extra)
+            out[key] = item if sub is None else integers_from_doubles(item, sub)
+        return out
+    if isinstance(value, list):
+        prefix = _schemas(schema.get("prefixItems"))
+        rest = _schema(schema.get("items"))
+        result: list[Any] = []
+        for i, item in enumerate(cast(list[Any], value)):
+            sub = prefix[i] if i < len(prefix) else rest
+            result.append(item if sub is None else integers_from_doubles(item, sub))
+        return result
+    return value
+
+
+def _schema(value: Any) -> Mapping[str, Any] | None:
+    return cast(Mapping[str, Any], value) if isinstance(value, Mapping) else None
+
+
+def _schemas(value: Any) -> list[Mapping[str, Any]]:
+    items = cast(list[Any], value) if isinstance(value, list) else []
+    return [s for s in (_schema(i) for i in items) if s is not None]
+
+
+def _schema_map(value: Any) -> dict[str, Mapping[str, Any]]:
+    props = _schema(value) or {}
+    return {k: s for k, s in ((k, _schema(v)) for k, v in props.items()) if s is not None}
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    t: Any = schema.get("type")
+    if isinstance(t, str):
+        return {t}
+    items = cast(list[Any], t) if isinstance(t, list) else []
+    return {x for x in items if isinstance(x, str)}
+
+
+def _pick_branch(value: Any, branches: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The first ``anyOf`` branch whose JSON type fits ``value`` (consts and keys pick objects)."""
+    if isinstance(value, float):
+        fits = [b for b in branches if _types(b) & {"integer", "number"}]
+        if any("number" in _types(b) for b in fits):
+            return None  # a number is acceptable as it is
+        return fits[0] if fits else None
+    if isinstance(value, dict):
+        data = cast(dict[str, Any], value)
+        objects = [b for b in branches if "object" in _types(b) or "properties" in b]
+        for b in objects:
+            props = _schema_map(b.get("properties"))
+            consts_ok = all(
+                key not in data or data[key] == sub["const"]
+                for key, sub in props.items()
+                if "const" in sub
+            )
+            if consts_ok and all(k in props for k in data):
+                return b
+        return objects[0] if objects else None
+    if isinstance(value, list):
+        arrays = [b for b in branches if "array" in _types(b) or "items" in b or "prefixItems" in b]
+        return arrays[0] if arrays else None
+    return None  # strings, booleans and null are never converted
+
+
+# ---------------------------------------------------------------------------------------------
+# the card
+# ---------------------------------------------------------------------------------------------
+
+
+def _skill_title(name: str) -> str:
+    words = name.replace("-", "_").split("_")
+    text = " ".join(w for w in words if w)
+    return text[:1].upper() + text[1:] if text else name
+
+
+def _skill(cap: Capability, scheme_name: str | None) -> AgentSkill:
+    skill = AgentSkill(
+        id=cap.name,
+        name=_skill_title(cap.name),
+        description=cap.description,
+        tags=[cap.tag],
+        input_modes=["application/json"],
+        output_modes=["application/json"],
+    )
+    if scheme_name is not None and cap.authorize is not None:
+        skill.security_requirements.append(
+            SecurityRequirement(schemes={scheme_name: StringList(list=[])})
+        )
+    return skill
+
+
+def _extension_params(caps: Sequence[Capability]) -> dict[str, Any]:
+    return {"skills": {c.name: {"inputSchema": c.input_schema} for c in caps}}
+
+
+def build_agent_card(
+    capabilities: Sequence[Capability],
+    *,
+    name: str,
+    version: str,
+    base_url: str,
+    description: str | None = None,
+    security_scheme: SecurityScheme | None = None,
+) -> AgentCard:
+    """The Agent Card listing ``capabilities`` as skills.
+
+    Args:
+        capabilities: the capabilities to list (all of them for the public card, the available
+            ones for a caller's extended card).
+        name, version: the agent's name and version.
+        base_url: the origin the app is served at (``http://127.0.0.1:8000``); the JSON-RPC and
+            HTTP+JSON interface URLs are derived from it.
+        description: the agent's description; a default sentence when omitted.
+        security_scheme: declared as ``"foldkit"`` in ``security_schemes`` when given, and
+            required by every skill whose capability has an ``authorize`` hook.
+
+    Returns:
+        An ``a2a.types.AgentCard`` (protobuf) with one ``AgentSkill`` per capability (``id`` is
+        the capability name, ``tags`` its Message tag) and :data:`EXTENSION_URI` in
+        ``capabilities.extensions`` carrying every listed skill's input JSON Schema.
+
+    Example:
+        >>> card = build_agent_card(rt.messages.all(), name="todo", version="1", base_url=url)
+        >>> [s.id for s in card.skills]
+        ['create_todo', ...]
+    """
+    base = base_url.rstrip("/")
+    scheme_name = "foldkit" if security_scheme is not None else None
+    extension = AgentExtension(
+        uri=EXTENSION_URI,
+        description=(
+            'Invoke a skill: put {"skill": <skill id>} under this URI in the request (or message) '
+            "metadata and send the input as one data part. params.skills[<id>].inputSchema is "
+            "the JSON Schema the input must satisfy; undeclared fields are refused."
+        ),
+        required=False,
+    )
+    extension.params.update(_extension_params(capabilities))
+    card = AgentCard(
+        name=name,
+        description=description or f"{name}: an application an agent can drive through its skills.",
+        version=version,
+        supported_interfaces=[
+            AgentInterface(
+                protocol_binding="JSONRPC", protocol_version="1.0", url=base + JSONRPC_PATH
+            ),
+            AgentInterface(
+                protocol_binding="HTTP+JSON", protocol_version="1.0", url=base + REST_PREFIX
+            ),
+        ],
+        capabilities=AgentCapabilities(
+            streaming=True,
+            push_notifications=False,
+            extended_agent_card=True,
+            extensions=[extension],
+        ),
+        default_input_modes=["application/json"],
+        default_output_modes=["application/json"],
+        skills=[_skill(c, scheme_name) for c in capabilities],
+    )
+    if security_scheme is not None:
+        card.security_schemes["foldkit"].CopyFrom(security_scheme)
+    return card
+
+
+# ---------------------------------------------------------------------------------------------
+# the executor
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Run:
+    signal: asyncio.Event
+    updater: TaskUpdater
+    done: asyncio.Event
+
+
+class CapabilityExecutor(AgentExecutor):
+    """The ``AgentExecutor`` that runs one capability per A2A task.
+
+    Reads the skill name from the extension metadata and the input from the one data part,
+    restores integers, dispatches through the runtime with an :class:`Invocation` (transport
+    ``"a2a"``, id = task id, the task's cancel signal, the caller's credentials) and publishes
+    the outcome as task events. Every exception is caught: nothing unexpected reaches the SDK,
+    which would echo its text to the caller.
+
+    Args:
+        resolve: ``async (call_context) -> AgentRuntime``.
+    """
+
+    def __init__(
+        self, resolve: Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]]
+    ) -> None:
+        self._resolve = resolve
+        self._runs: dict[str, _Run] = {}
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Run the call named by ``context`` and publish its outcome (see the module docs).
+
+        Raises:
+            InvalidParamsError: no skill named, an unknown skill, or the input split over more
+                than one data part (raised before any task is created).
+        """
+        task_id = context.task_id or ""
+        context_id = context.context_id or ""
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        run = _Run(asyncio.Event(), updater, asyncio.Event())
+        self._runs[task_id] = run
+        started = False
+        name: str | None = None
+        try:
+            message = context.message
+            name = _skill_name(context.metadata, message)
+            payload = _payload(message)
+            runtime = await self._resolve(context.call_context)
+            invocation = Invocation(
+                id=task_id or new_invocation_id(),
+                transport="a2a",
+                signal=run.signal,
+                credentials=context.call_context.state.get(_CREDENTIALS_KEY),
+            )
+            cap = await _known(runtime, name, payload, invocation)
+            payload = integers_from_doubles(payload, cap.input_schema)
+            if context.current_task is None:
+                await event_queue.enqueue_event(_new_task(task_id, context_id, message))
+            started = True
+            await updater.start_work()
+            try:
+                result: Any = await runtime.messages.dispatch_unknown(name, payload, invocation)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                result = exc
+            await self._publish(updater, result, name)
+        except InvalidParamsError:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            _log.exception("A2A call of %r failed unexpectedly", name)
+            try:
+                if not started and context.current_task is None:
+                    await event_queue.enqueue_event(_new_task(task_id, context_id, context.message))
+                await _finish(
+                    updater, TaskState.TASK_STATE_FAILED, summarize(RuntimeError(), capability=name)
+                )
+            except Exception:
+                _log.debug("could not record the failure of task %s", task_id, exc_info=True)
+        finally:
+            run.done.set()
+            self._runs.pop(task_id, None)
+
+    async def _publish(self, updater: TaskUpdater, result: Any, name: str) -> None:
+        outcome = summarize(result, capability=name)
+        if outcome.ok:
+            await updater.add_artifact([new_data_part(outcome.data)], name="result")
+            await updater.complete()
+            return
+        if isinstance(result, AgentCancelledError):
+            state = TaskState.TASK_STATE_CANCELED
+        elif outcome.kind == "refused":
+            state = TaskState.TASK_STATE_REJECTED
+        else:  # failed, unknown (timeout, delivery unknown), defect
+            state = TaskState.TASK_STATE_FAILED
+            if outcome.kind == "defect" and isinstance(result, BaseException):
+                _log.error("capability %r raised", name, exc_info=result)
+        await _finish(updater, state, outcome)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Abort the task's invocation (sets its signal) and record the task as ``CANCELED``.
+
+        The running call answers with the runtime's own cancellation text (whether the Message
+        was sent); if it has not answered within a short grace period, a generic cancellation
+        is recorded instead.
+        """
+        run = self._runs.get(context.task_id or "")
+        if run is None:
+            updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+            await _quietly(updater.cancel(_agent_message(updater, "The call was cancelled.", None)))
+            return
+        run.signal.set()
+        with suppress(TimeoutError):
+            await asyncio.wait_for(run.done.wait(), _CANCEL_GRACE)
+        await _quietly(
+            run.updater.cancel(_agent_message(run.updater, "The call was cancelled.", None))
+        )
+
+
+async def _quietly(step: Awaitable[None]) -> None:
+    with suppress(RuntimeError):  # the task already reached a terminal state
+        await step
+
+
+def _agent_message(updater: TaskUpdater, text: str, data: Mapping[str, Any] | None) -> Message:
+    parts: list[Part] = [new_text_part(text)]
+    if data is not None:
+        parts.append(new_data_part(dict(data)))
+    return updater.new_agent_message(parts)
+
+
+async def _finish(updater: TaskUpdater, state: TaskState, outcome: Outcome) -> None:
+    text = _GENERIC_FAILURE if outcome.kind == "defect" else outcome.text
+    data = dict(outcome.data)
+    if outcome.kind == "defect":
+        data["message"] = text
+    await _quietly(updater.update_status(state, message=_agent_message(updater, text, data)))
+
+
+def _new_task(task_id: str, context_id: str, message: Message | None) -> Task:
+    task = Task(
+        id=task_id, context_id=context_id, status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED)
+    )
+    if message is not None:
+        task.history.append(message)
+    return task
+
+
+async def _known(
+    runtime: AgentRuntime[Any, Any], name: str, payload: Any, invocation: Invocation
+) -> Capability:
+    """The capability named ``name``; an unknown name is audited and raised as invalid params."""
+    cap = runtime.definition.by_name.get(name)
+    if cap is not None:
+        return cap
+    with suppress(AgentUnknownCapabilityError):
+        await runtime.messages.dispatch_unknown(name, payload, invocation)
+    raise InvalidParamsError(
+        message=(
+            f"There is no skill named {name!r}. Fetch the agent card (or the extended card) and "
+            "use the id of one of its skills."
+        )
+    )
+
+
+class _Handler(DefaultRequestHandler):
+    """Refuses a call without a known skill before the SDK creates a task for it."""
+
+    def __init__(
+        self,
+        *,
+        resolve: Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._resolve_runtime = resolve
+
+    async def _precheck(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        metadata = MessageToDict(params.metadata) if params.HasField("metadata") else {}
+        message = params.message if params.HasField("message") else None
+        name = _skill_name(metadata, message)
+        payload = _payload(message)
+        try:
+            runtime = await self._resolve_runtime(context)
+        except Exception:
+            return  # the call itself reports the failure, as a FAILED task with a generic text
+        if name not in runtime.definition.by_name:
+            invocation = Invocation(
+                transport="a2a", credentials=context.state.get(_CREDENTIALS_KEY)
+            )
+            await _known(runtime, name, payload, invocation)
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Message | Task:
+        await self._precheck(params, context)
+        parent: Any = super()
+        return cast(Message | Task, await parent.on_message_send(params, context))
+
+    async def on_message_send_stream(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncIterator[Any]:
+        await self._precheck(params, context)
+        parent: Any = super()
+        events = cast(AsyncIterator[Any], parent.on_message_send_stream(params, context))
+        async for event in events:
+            yield event
+
+
+def _skill_name(metadata: Mapping[str, Any], message: Message | None) -> str:
+    """The skill named in request metadata, else in message metadata."""
+    sources: list[Any] = [metadata.get(EXTENSION_URI)]
+    if message is not None and message.HasField("metadata"):
+        sources.append(MessageToDict(message.metadata).get(EXTENSION_URI))
+    for entry in sources:
+        if isinstance(entry, Mapping):
+            skill = cast(Mapping[str, Any], entry).get("skill")
+            if isinstance(skill, str) and skill:
+                return skill[:200]
+            if skill is not None:
+                raise InvalidParamsError(message="The skill must be named by its id, a string.")
+    raise InvalidParamsError(
+        message=(
+            f'Name the skill to run: set metadata[{EXTENSION_URI!r}] = {{"skill": <skill id>}} '
+            "on the request or the message, and send the input as one data part."
+        )
+    )
+
+
+def _payload(message: Message | None) -> Any:
+    """The one data part's value, ``{}`` without one."""
+    if message is None:
+        return {}
+    data = [_value(p) for p in message.parts if p.HasField("data")]
+    if len(data) > 1:
+        raise InvalidParamsError(message="Send the skill's input as exactly one data part.")
+    return data[0] if data else {}
+
+
+def _value(part: Part) -> Any:
+    # MessageToDict on a non-struct Value returns the plain value (list, str, float, ...).
+    return cast(Any, MessageToDict(part.data))
+
+
+# ---------------------------------------------------------------------------------------------
+# caller identity and the app
+# ---------------------------------------------------------------------------------------------
+
+
+class _ContextBuilder(DefaultServerCallContextBuilder):
+    """Adds the Starlette-authenticated caller (or ``None``) to the call context's state."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        ctx = super().build(request)
+        ctx.state[_CREDENTIALS_KEY] = _caller(request)
+        return ctx
+
+
+def _caller(conn: HTTPConnection) -> A2ACaller | None:
+    if "user" not in conn.scope:
+        return None
+    user: Any = conn.scope["user"]
+    if not isinstance(user, BaseUser) or not user.is_authenticated:
+        return None
+    try:
+        subject = str(user.identity)
+    except NotImplementedError:
+        subject = user.display_name
+    auth = conn.scope.get("auth")
+    scopes = tuple(str(s) for s in cast(list[Any], getattr(auth, "scopes", None) or []))
+    return A2ACaller(subject=subject, scopes=scopes, user=user)
+
+
+def _auth_error(_conn: HTTPConnection, _exc: AuthenticationError) -> Response:
+    return JSONResponse({"error": "The credentials sent could not be verified."}, status_code=401)
+
+
+def _resolver(
+    target: RuntimeTarget,
+) -> Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]]:
+    if isinstance(target, AgentRuntime):
+        runtime = cast(AgentRuntime[Any, Any], target)
+
+        async def fixed(_ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
+            return runtime
+
+        return fixed
+    resolve = target
+
+    async def resolved(ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
+        rt = resolve(ctx)
+        if inspect.isawaitable(rt):
+            rt = await rt
+        if not isinstance(rt, AgentRuntime):
+            raise TypeError("resolve(call_context) must return an AgentRuntime")
+        return cast(AgentRuntime[Any, Any], rt)
+
+    return resolved
+
+
+def a2a_app(
+    target: RuntimeTarget,
+    *,
+    name: str,
+    version: str,
+    base_url: str,
+    authentication: AuthenticationBackend | None = None,
+    description: str | None = None,
+    security_scheme: SecurityScheme | None = None,
+) -> Starlette:
+    """Serve a bound runtime over A2A 1.0 (JSON-RPC and HTTP+JSON) as a Starlette app.
+
+    Args:
+        target: an :class:`~foldkit_agent.runtime.AgentRuntime`, or ``resolve(call_context)``
+            (``a2a.server.context.ServerCallContext``; sync or async) returning the runtime for
+            that caller, so one server can host an application instance per user or tenant.
+        name, version: the Agent Card's name and version.
+        base_url: the public origin the app is reachable at (``http://127.0.0.1:8000``); the
+            card's interface URLs are ``{base_url}/a2a/jsonrpc`` and ``{base_url}/a2a/rest``.
+        authentication: a Starlette ``AuthenticationBackend``. Its user (``identity`` or
+            ``display_name``) and ``AuthCredentials.scopes`` reach the runtime's principal
+            provider as :class:`A2ACaller` on ``Invocation.credentials``; unauthenticated calls
+            carry ``None`` and are refused by any capability whose ``authorize`` hook requires
+            a principal (the SDK does not enforce the card's security itself). A backend that
+            raises ``AuthenticationError`` gets a 401 with a generic body.
+        description: the card's description.
+        security_scheme: the scheme the card declares when ``authentication`` is set
+            (default: HTTP bearer).
+
+    Returns:
+        A Starlette app with the routes listed in this module's docs. Its lifespan drains
+        running tasks on shutdown; when mounting it inside another app, run
+        ``app.router.lifespan_context(app)`` from the parent's lifespan. ``app.state.a2a_card``
+        is a zero-argument callable returning the public card as a dict.
+
+    Protocol (A2A 1.0, spec sections "Agent Card", "Extensions", "Task lifecycle"): see the
+    module docs for the skill extension and the outcome mapping. ``GetExtendedAgentCard`` is
+    per caller and lists only the capabilities available right now.
+
+    Raises:
+        TypeError: ``target`` is neither a runtime nor a callable.
+
+    Example:
+        >>> async with examples.todo.runtime() as rt:
+        ...     app = a2a_app(rt, name="todo", version="1.0", base_url="http://127.0.0.1:8000")
+        ...     await uvicorn.Server(uvicorn.Config(app, port=8000)).serve()
+    """
+    target_any: Any = target
+    if not isinstance(target_any, AgentRuntime) and not callable(target_any):
+        raise TypeError("a2a_app target must be an AgentRuntime or resolve(call_context)")
+    resolve = _resolver(cast(RuntimeTarget, target_any))
+    scheme = security_scheme
+    if authentication is not None and scheme is None:
+        scheme = SecurityScheme(
+            http_auth_security_scheme=HTTPAuthSecurityScheme(
+                scheme="bearer", description="Credentials checked by the server's authentication."
+            )
+        )
+    if authentication is None:
+        scheme = None
+
+    def card_for(caps: Sequence[Capability]) -> AgentCard:
+        return build_agent_card(
+            caps,
+            name=name,
+            version=version,
+            base_url=base_url,
+            description=description,
+            security_scheme=scheme,
+        )
+
+    fixed = cast(AgentRuntime[Any, Any], target) if isinstance(target, AgentRuntime) else None
+    base_card = card_for(fixed.messages.all() if fixed is not None else [])
+
+    async def extended(_card: AgentCard, ctx: ServerCallContext) -> AgentCard:
+        try:
+            rt = await resolve(ctx)
+            return card_for(rt.messages.available())
+        except Exception:
+            _log.exception("building the extended agent card failed")
+            raise InternalError(message="The agent card could not be built right now.") from None
+
+    executor = CapabilityExecutor(resolve)
+    handler = _Handler(
+        resolve=resolve,
+        agent_executor=executor,
+        task_store=InMemoryTaskStore(),
+        agent_card=base_card,
+        extended_agent_card=base_card,
+        extended_card_modifier=extended,
+    )
+    builder = _ContextBuilder()
+
+    async def public_card(request: Request) -> Response:
+        try:
+            rt = fixed if fixed is not None else await resolve(builder.build(request))
+            caps = rt.messages.all()
+            body = agent_card_to_dict(card_for(caps))
+        except Exception:
+            _log.exception("building the public agent card failed")
+            return JSONResponse(
+                {"error": "The agent card is not available right now."}, status_code=503
+            )
+        # protobuf carries numbers as doubles; publish the schemas exactly as exported.
+        for ext in body.get("capabilities", {}).get("extensions", []):
+            if ext.get("uri") == EXTENSION_URI:
+                ext["params"] = _extension_params(caps)
+        return JSONResponse(body)
+
+    def card_dict() -> dict[str, Any]:
+        caps = fixed.messages.all() if fixed is not None else []
+        return agent_card_to_dict(card_for(caps))
+
+    routes: list[BaseRoute] = [
+        Route(CARD_PATH, public_card, methods=["GET"]),
+        *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=builder),
+        *create_rest_routes(handler, context_builder=builder, path_prefix=REST_PREFIX),
+    ]
+    middleware: list[Middleware] = []
+    if authentication is not None:
+        middleware.append(
+            Middleware(AuthenticationMiddleware, backend=authentication, on_error=_auth_error)
+        )
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            await handler.aclose()
+
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.a2a_card = card_dict
+    app.state.a2a_handler = handler
+    return app
