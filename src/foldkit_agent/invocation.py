@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
+import os
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -26,12 +26,12 @@ I = TypeVar("I")  # noqa: E741 - the input type
 
 
 def new_invocation_id() -> str:
-    """A fresh invocation id: a random UUID4 string (122 random bits).
+    """A fresh invocation id: 32 lowercase hex digits from 128 bits of ``os.urandom``.
 
     Adapters that bring their own ids (a protocol request id, say) pass them on
     :class:`Invocation` instead.
     """
-    return str(uuid.uuid4())
+    return os.urandom(16).hex()
 
 
 @dataclass(frozen=True, slots=True)

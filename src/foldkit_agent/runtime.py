@@ -19,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -54,6 +56,19 @@ __all__ = ["AgentRuntime", "Change", "PrincipalProvider", "bind"]
 
 _log = logging.getLogger("foldkit_agent.runtime")
 _tracer = trace.get_tracer("foldkit_agent")
+# No tracer provider configured: spans would be no-ops, so the dispatch path skips them.
+_NO_SPAN: AbstractContextManager[None] = nullcontext(None)
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+
+
+def _tracing_configured() -> bool:
+    """True once a tracer provider is set (``trace.set_tracer_provider`` or the env var).
+
+    ``trace.get_tracer_provider()`` reads ``os.environ`` on every call while none is set,
+    which costs more than the rest of a refusal; the module global it guards is read instead.
+    """
+    return _PROVIDER_FROM_ENV or getattr(trace, "_TRACER_PROVIDER", True) is not None
+
 
 M = TypeVar("M")
 P = TypeVar("P")
@@ -311,15 +326,20 @@ class AgentRuntime(Generic[M, P]):
         outcome = "ok"
         principal: Any = None
         stage = 0  # 0 nothing sent, 1 host called (delivery unknown), 2 host accepted
-        with _tracer.start_as_current_span(
-            "Agent.dispatch",
-            attributes={
-                "agent.capability": name,
-                "agent.transport": inv.transport,
-                "agent.invocation_id": inv.id,
-            },
-            record_exception=False,
-        ) as span:
+        span_scope: AbstractContextManager[Any] = (
+            _NO_SPAN
+            if not _tracing_configured()
+            else _tracer.start_as_current_span(
+                "Agent.dispatch",
+                attributes={
+                    "agent.capability": name,
+                    "agent.transport": inv.transport,
+                    "agent.invocation_id": inv.id,
+                },
+                record_exception=False,
+            )
+        )
+        with span_scope as span:
             try:
                 if cap is None:
                     raise AgentUnknownCapabilityError(capability=requested)
@@ -366,8 +386,9 @@ class AgentRuntime(Generic[M, P]):
                 raise
             finally:
                 self._in_flight -= 1
-                span.set_attribute("agent.decision", decision)
-                span.set_attribute("agent.outcome", outcome)
+                if span is not None:
+                    span.set_attribute("agent.decision", decision)
+                    span.set_attribute("agent.outcome", outcome)
                 if self.audit is not None:
                     self.audit.record(
                         invocation_id=inv.id,

@@ -112,6 +112,10 @@ def _profile(node: Any, defs: Mapping[str, JsonSchema], seen: tuple[str, ...]) -
 # ---------------------------------------------------------------------------------------------
 
 
+# One encoder for every decode: json.dumps with options builds a new encoder per call.
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+
+
 class InputDecoder:
     """Strict decoder for one capability's input type, built once at declaration.
 
@@ -140,7 +144,7 @@ class InputDecoder:
                 capability, [{"path": "", "problem": "the input must be a JSON object"}]
             )
         try:
-            text = json.dumps(payload, allow_nan=False, separators=(",", ":"))
+            text = _ENCODER.encode(payload)
         except (TypeError, ValueError, RecursionError) as exc:
             raise self._invalid(
                 capability, [{"path": "", "problem": "the input must be plain JSON data"}]
