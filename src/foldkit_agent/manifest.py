@@ -1,32 +1,490 @@
-"""The contract as a committed manifest (``agent.json``) and as documentation (``AGENT.md``)."""
+"""The contract as a committed manifest (``agent.json``) and as documentation (``AGENT.md``).
+
+Both are computed from the declaration alone: nothing is read from a Model, nothing depends
+on the machine, the clock, dict hashing or the Python version, so the same contract gives the
+same bytes everywhere. Commit them, and a change to what an application exposes shows up in
+review; ``foldkit-agent check`` fails CI when the committed manifest drifted.
+
+Sizes. An agent pays for a contract in context-window tokens, mostly for the tool listing.
+Each capability, resource and the context report ``{"bytes", "tokens"}``:
+
+* ``bytes`` is the length in UTF-8 of the canonical JSON (sorted keys, no whitespace, non-ASCII
+  kept as is) of what a client is shown: ``{"name", "description", "input_schema"}`` for a
+  capability, ``{"name", "description", "schema"}`` for a resource, and the context schema;
+* ``tokens`` is ``ceil(bytes / 4)``, the usual rule of thumb for English text and JSON with
+  BPE tokenizers. It is an estimate for budgeting and comparing, not a count for any model.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
-from .contract import AgentDefinition
-from .introspect import context_schema, messages, resources
+from .completion import Completion, StateCompletion
+from .contract import AgentDefinition, Capability
 
-__all__ = ["to_manifest", "to_markdown"]
+__all__ = [
+    "MANIFEST_VERSION",
+    "TOKEN_ESTIMATOR",
+    "canonical_json",
+    "estimate_tokens",
+    "manifest_json",
+    "to_manifest",
+    "to_markdown",
+]
 
 MANIFEST_VERSION = 1
+"""Bumped when the manifest's shape changes."""
+
+TOKEN_ESTIMATOR = (
+    "bytes = UTF-8 length of the canonical JSON (sorted keys, no whitespace); "
+    "tokens = ceil(bytes / 4)"
+)
+"""How sizes are computed, as recorded in the manifest."""
 
 
-def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
-    """The contract as deterministic JSON data; ``json.dumps(m, sort_keys=True, indent=2)``."""
+def canonical_json(value: Any) -> bytes:
+    """``value`` as canonical JSON bytes: sorted keys, no whitespace, UTF-8.
+
+    Example:
+        >>> canonical_json({"b": 1, "a": [True, None]})
+        b'{"a":[true,null],"b":1}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def estimate_tokens(n_bytes: int) -> int:
+    """The token estimate for ``n_bytes`` of JSON: ``ceil(n_bytes / 4)``.
+
+    Example:
+        >>> estimate_tokens(9)
+        3
+    """
+    return -(-n_bytes // 4)
+
+
+def _size(value: Any) -> dict[str, int]:
+    n = len(canonical_json(value))
+    return {"bytes": n, "tokens": estimate_tokens(n)}
+
+
+def _sum(sizes: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    n = sum(s["bytes"] for s in sizes)
+    return {"bytes": n, "tokens": estimate_tokens(n)}
+
+
+def _completion(cap: Capability) -> dict[str, Any]:
+    done = cap.completion
+    if isinstance(done, Completion):
+        return {
+            "kind": "message",
+            "success": done.success.__message_tag__,
+            "failure": done.failure.__message_tag__ if done.failure is not None else None,
+            "correlated": done.correlate is not None,
+            "timeout_seconds": float(done.seconds),
+        }
+    if isinstance(done, StateCompletion):
+        return {
+            "kind": "state",
+            "watches": list(done.projection.fields),
+            "timeout_seconds": float(done.seconds),
+        }
+    return {"kind": "none"}
+
+
+def _capability(cap: Capability) -> dict[str, Any]:
+    schema = cap.input_schema
+    shown = {"name": cap.name, "description": cap.description, "input_schema": schema}
     return {
-        "manifest_version": MANIFEST_VERSION,
-        "capabilities": messages(definition),
-        "resources": resources(definition),
-        "context": context_schema(definition),
+        "name": cap.name,
+        "tag": cap.tag,
+        "description": cap.description,
+        "input_schema": schema,
+        "model_dependent": cap.available is not None,
+        "authorized": cap.authorize is not None,
+        "completion": _completion(cap),
+        "size": _size(shown),
     }
 
 
-def to_markdown(definition: AgentDefinition) -> str:
-    """The contract as Markdown documentation."""
-    lines = ["# Agent contract", ""]
-    for cap in messages(definition):
-        lines += [f"## `{cap['name']}`", "", cap["description"], ""]
-        lines += ["```json", json.dumps(cap["input_schema"], sort_keys=True, indent=2), "```", ""]
-    return "\n".join(lines)
+def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
+    """The contract as JSON data: the content of ``agent.json``.
+
+    Serialise it with :func:`manifest_json` (``json.dumps(m, sort_keys=True, indent=2)`` plus
+    a final newline); the bytes are identical across processes, machines and
+    ``PYTHONHASHSEED`` values for a given contract.
+
+    Shape::
+
+        {"manifest_version": 1,
+         "capabilities": [{"name", "tag", "description", "input_schema",
+                           "model_dependent": bool,   # has an available() predicate
+                           "authorized": bool,        # has an authorize() hook
+                           "completion": {"kind": "none"}
+                                       | {"kind": "message", "success": tag, "failure": tag|None,
+                                          "correlated": bool, "timeout_seconds": float}
+                                       | {"kind": "state", "watches": [field], "timeout_seconds"},
+                           "size": {"bytes", "tokens"}}, ...],   # declaration order
+         "resources": [{"name", "description", "schema", "size"}, ...],
+         "context": {"schema", "size"} | None,
+         "size": {"estimator": str, "capabilities", "resources", "context", "total"}}
+
+    See the module docstring for how sizes are estimated.
+
+    Raises:
+        TypeError: ``definition`` is not from ``agent.make``.
+
+    Example:
+        >>> [c["name"] for c in to_manifest(AppAgent)["capabilities"]][:2]
+        ['create_todo', 'rename_todo']
+    """
+    if not isinstance(definition, AgentDefinition):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError("to_manifest takes the result of agent.make(...)")
+    capabilities = [_capability(c) for c in definition.capabilities]
+    resources: list[dict[str, Any]] = []
+    for res in definition.resources.values():
+        schema = res.projection.json_schema()
+        shown = {"name": res.name, "description": res.description, "schema": schema}
+        resources.append({**shown, "size": _size(shown)})
+    context: dict[str, Any] | None = None
+    if definition.context is not None:
+        schema = definition.context.json_schema()
+        context = {"schema": schema, "size": _size(schema)}
+    caps_size = _sum(c["size"] for c in capabilities)
+    res_size = _sum(r["size"] for r in resources)
+    ctx_size = context["size"] if context is not None else {"bytes": 0, "tokens": 0}
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "capabilities": capabilities,
+        "resources": resources,
+        "context": context,
+        "size": {
+            "estimator": TOKEN_ESTIMATOR,
+            "capabilities": caps_size,
+            "resources": res_size,
+            "context": ctx_size,
+            "total": _sum((caps_size, res_size, ctx_size)),
+        },
+    }
+
+
+def manifest_json(definition: AgentDefinition) -> str:
+    """``agent.json`` as text: ``json.dumps(to_manifest(d), sort_keys=True, indent=2) + "\\n"``.
+
+    Example:
+        >>> Path("agent.json").write_text(manifest_json(AppAgent), encoding="utf-8")
+    """
+    return json.dumps(to_manifest(definition), sort_keys=True, indent=2) + "\n"
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+
+def to_markdown(definition: AgentDefinition, *, title: str | None = None) -> str:
+    """The contract as Markdown documentation for the agents and people using it (``AGENT.md``).
+
+    It explains how calls behave (availability, strict input, authorization, completion,
+    refusals), then lists every capability with its input fields, the resources, the
+    context, and the size budget. Deterministic, like :func:`to_manifest`.
+
+    Args:
+        definition: from ``agent.make``.
+        title: the document title; by default derived from the Model class name.
+
+    Raises:
+        TypeError: ``definition`` is not from ``agent.make``.
+
+    Example:
+        >>> Path("AGENT.md").write_text(to_markdown(AppAgent), encoding="utf-8")
+    """
+    m = to_manifest(definition)
+    if title is None:
+        model = definition.model_type
+        title = f"Agent contract: `{model.__name__}`" if model is not None else "Agent contract"
+    out: list[str] = [f"# {title}", ""]
+    out += [
+        "<!-- Generated by foldkit-agent from the declared contract. Do not edit by hand:",
+        "     regenerate with `foldkit-agent docs MODULE:ATTR -o AGENT.md`. -->",
+        "",
+        "This document lists what an AI agent can see and do in this application. It is",
+        "generated from the same declaration the runtime enforces, so it cannot promise more",
+        "than a call will accept.",
+        "",
+    ]
+    out += _how_calls_work()
+    out += _capabilities_section(m["capabilities"])
+    out += _resources_section(m["resources"])
+    out += _context_section(m["context"])
+    out += _size_section(m)
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def _how_calls_work() -> list[str]:
+    return [
+        "## How calls work",
+        "",
+        "- **A capability is one of the application's own Messages.** Calling it hands that",
+        "  Message to the application's `update`, exactly as a click in its interface would.",
+        "  There is no separate agent code path.",
+        "- **Some capabilities exist only in some states** (marked *depends on state* below).",
+        "  Ask for the current list before calling. A call to a capability that is not offered",
+        "  right now is refused, and nothing is sent.",
+        "- **Input is checked strictly** against the schema shown. A field that is not",
+        '  listed, a missing required field, or a value of the wrong type (`"5"` for a',
+        "  number, `true` for a number, `5.5` for an integer) is refused with a list of",
+        "  problems and the accepted fields. A capability without fields takes exactly `{}`.",
+        "- **Authorization** (marked *checked*) looks at who the connection authenticated,",
+        "  never at the arguments. Adding an identity to the input does not help.",
+        "- **Completion** says when a call returns. *On dispatch*: once the application",
+        "  accepted the Message. *On a Message*: when the named result Message arrives;",
+        "  the failure Message makes the call fail. *On state*: when the application state",
+        "  shows the change. A timeout means the outcome is unknown, not that it failed, and",
+        "  nothing is ever rolled back: read the context before trying again.",
+        "- **Refusals are answers, not crashes.** Each names the capability and the reason.",
+        "  The same call gives the same answer until the application state changes.",
+        "",
+    ]
+
+
+def _completion_text(done: Mapping[str, Any]) -> str:
+    kind = done["kind"]
+    if kind == "message":
+        text = f"on a Message: `{done['success']}`"
+        if done["failure"] is not None:
+            text += f", fails on `{done['failure']}`"
+        return text + f" (timeout {_num(done['timeout_seconds'])} s)"
+    if kind == "state":
+        fields = ", ".join(f"`{f}`" for f in done["watches"])
+        return f"on state: {fields} (timeout {_num(done['timeout_seconds'])} s)"
+    return "on dispatch"
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _size_text(size: Mapping[str, int]) -> str:
+    return f"{size['bytes']} B, ~{size['tokens']} tokens"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _capabilities_section(caps: list[dict[str, Any]]) -> list[str]:
+    out = ["## Capabilities", ""]
+    if not caps:
+        return [*out, "This contract exposes no capabilities.", ""]
+    out += [
+        "| Capability | What it does | Availability | Authorization | Completes | Size |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in caps:
+        out.append(
+            "| "
+            + " | ".join(
+                [
+                    f"[`{c['name']}`](#{c['name'].lower()})",
+                    _cell(c["description"]),
+                    "depends on state" if c["model_dependent"] else "always",
+                    "checked" if c["authorized"] else "none",
+                    _cell(_completion_text(c["completion"])),
+                    _size_text(c["size"]),
+                ]
+            )
+            + " |"
+        )
+    out.append("")
+    for c in caps:
+        out += [f"### `{c['name']}`", "", c["description"], ""]
+        out += [
+            f"- Message: `{c['tag']}`",
+            "- Availability: "
+            + (
+                "only in some states; check the current list first"
+                if c["model_dependent"]
+                else "always offered"
+            ),
+            "- Authorization: "
+            + ("checked against the authenticated caller" if c["authorized"] else "none"),
+            f"- Completes: {_completion_text(c['completion'])}",
+            f"- Size: {_size_text(c['size'])}",
+            "",
+        ]
+        out += _fields_block(c["input_schema"], "Input", "Takes no input: send `{}`.")
+        out += _schema_block(c["input_schema"])
+    return out
+
+
+def _resources_section(resources: list[dict[str, Any]]) -> list[str]:
+    out = ["## Resources", ""]
+    if not resources:
+        return [*out, "This contract declares no resources.", ""]
+    out += ["Read-only views of the application state, read by name.", ""]
+    for r in resources:
+        out += [f"### `{r['name']}`", "", r["description"], "", f"- Size: {_size_text(r['size'])}"]
+        out.append("")
+        out += _fields_block(r["schema"], "Fields", "It has no fields.")
+        out += _schema_block(r["schema"])
+    return out
+
+
+def _context_section(context: Mapping[str, Any] | None) -> list[str]:
+    out = ["## Context", ""]
+    if context is None:
+        return [*out, "This contract declares no context.", ""]
+    out += [
+        "The part of the application state an agent is shown. It changes as the",
+        "application runs; read it again after a call rather than assuming what it holds.",
+        "",
+        f"- Size of its schema: {_size_text(context['size'])}",
+        "",
+    ]
+    out += _fields_block(context["schema"], "Fields", "It has no fields.")
+    out += _schema_block(context["schema"])
+    return out
+
+
+def _size_section(m: Mapping[str, Any]) -> list[str]:
+    size = m["size"]
+    return [
+        "## Size budget",
+        "",
+        "What listing this contract costs an agent's context window. Bytes are the UTF-8",
+        "length of the canonical JSON (sorted keys, no whitespace) a client is shown; tokens",
+        "are estimated as bytes / 4, rounded up. Use them to compare, not as exact counts.",
+        "",
+        "| Part | Bytes | Tokens (est.) |",
+        "| --- | ---: | ---: |",
+        f"| Capabilities ({len(m['capabilities'])}) | {size['capabilities']['bytes']} | "
+        f"{size['capabilities']['tokens']} |",
+        f"| Resources ({len(m['resources'])}) | {size['resources']['bytes']} | "
+        f"{size['resources']['tokens']} |",
+        f"| Context | {size['context']['bytes']} | {size['context']['tokens']} |",
+        f"| **Total** | **{size['total']['bytes']}** | **{size['total']['tokens']}** |",
+        "",
+    ]
+
+
+def _schema_block(schema: Any) -> list[str]:
+    return [
+        "<details><summary>JSON Schema</summary>",
+        "",
+        "```json",
+        json.dumps(schema, sort_keys=True, indent=2),
+        "```",
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _fields_block(schema: Mapping[str, Any], heading: str, empty: str) -> list[str]:
+    rows = list(_rows(schema, ""))
+    if not rows:
+        return [empty, ""]
+    out = [f"{heading}:", "", "| Field | Type | Required | Notes |", "| --- | --- | --- | --- |"]
+    for path, sub, required in rows:
+        out.append(
+            f"| `{path}` | {_cell(_type(sub))} | {'yes' if required else 'no'} | "
+            f"{_cell(_notes(sub))} |"
+        )
+    out.append("")
+    return out
+
+
+def _rows(schema: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Mapping[str, Any], bool]]:
+    """``(dotted path, schema, required in its object)`` per field, depth first, in order."""
+    props = cast(Mapping[str, Any], schema.get("properties") or {})
+    required = set(cast(list[str], schema.get("required") or []))
+    for name, sub in props.items():
+        path = f"{prefix}{name}"
+        sub_map = cast(Mapping[str, Any], sub)
+        yield path, sub_map, name in required
+        yield from _nested(sub_map, path)
+
+
+def _nested(schema: Mapping[str, Any], path: str) -> Iterable[tuple[str, Mapping[str, Any], bool]]:
+    if schema.get("type") == "object" and "properties" in schema:
+        yield from _rows(schema, f"{path}.")
+    elif schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+        yield from _nested(cast(Mapping[str, Any], schema["items"]), f"{path}[]")
+    elif "anyOf" in schema:
+        for option in cast(list[Mapping[str, Any]], schema["anyOf"]):
+            yield from _nested(option, path)
+
+
+def _type(schema: Mapping[str, Any]) -> str:
+    if "const" in schema:
+        return f"`{json.dumps(schema['const'])}`"
+    if "enum" in schema:
+        return "one of " + ", ".join(f"`{json.dumps(v)}`" for v in cast(list[Any], schema["enum"]))
+    if "anyOf" in schema:
+        return " or ".join(_type(o) for o in cast(list[Mapping[str, Any]], schema["anyOf"]))
+    kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            return f"list of {_type(cast(Mapping[str, Any], items))}"
+        return "list"
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        if "properties" not in schema and isinstance(extra, Mapping):
+            return f"map of string to {_type(cast(Mapping[str, Any], extra))}"
+        return "object"
+    if isinstance(kind, str):
+        fmt = schema.get("format")
+        return f"{kind} ({fmt})" if isinstance(fmt, str) else kind
+    return "any"
+
+
+def _plural(n: Any, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _range(schema: Mapping[str, Any], low: str, high: str, word: str) -> str | None:
+    lo, hi = schema.get(low), schema.get(high)
+    if lo is not None and hi is not None:
+        return f"{lo}–{hi} {word}s" if lo != hi else f"exactly {_plural(lo, word)}"
+    if lo is not None:
+        return f"at least {_plural(lo, word)}"
+    if hi is not None:
+        return f"at most {_plural(hi, word)}"
+    return None
+
+
+_BOUNDS = (
+    ("minimum", "≥ {}"),
+    ("exclusiveMinimum", "> {}"),
+    ("maximum", "≤ {}"),
+    ("exclusiveMaximum", "< {}"),
+    ("multipleOf", "a multiple of {}"),
+    ("pattern", "matches `{}`"),
+)
+
+
+def _limits(schema: Mapping[str, Any]) -> list[str]:
+    found = [
+        _range(schema, "minLength", "maxLength", "character"),
+        _range(schema, "minItems", "maxItems", "item"),
+    ]
+    limits = [text for text in found if text is not None]
+    limits += [text.format(schema[key]) for key, text in _BOUNDS if key in schema]
+    return limits
+
+
+def _notes(schema: Mapping[str, Any]) -> str:
+    parts: list[str] = []
+    description = schema.get("description")
+    if isinstance(description, str) and description.strip():
+        parts.append(description.strip().rstrip(".") + ".")
+    limits = _limits(schema)
+    if limits:
+        text = "; ".join(limits)
+        parts.append(text[:1].upper() + text[1:] + ".")
+    if "default" in schema:
+        parts.append(f"Default `{json.dumps(schema['default'], sort_keys=True)}`.")
+    return " ".join(parts)

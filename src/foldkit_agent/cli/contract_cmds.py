@@ -1,5 +1,214 @@
-"""Commands registered by this module are added as the feature lands."""
+"""``foldkit-agent manifest``, ``docs`` and ``check``: the contract as committed files.
+
+* ``manifest MODULE:ATTR [-o agent.json]`` prints (or writes) the manifest.
+* ``docs MODULE:ATTR [-o AGENT.md]`` prints (or writes) the Markdown documentation.
+* ``check MODULE:ATTR agent.json [--docs AGENT.md]`` compares the committed files with what the
+  contract generates now: exit 0 when they match, 1 with a unified diff when they drifted.
+
+Exit status 2 means the command could not run (a bad ``MODULE:ATTR``, a missing or unreadable
+file); the reason is printed as one line, never a traceback.
+"""
 
 from __future__ import annotations
 
-from . import app as app
+import difflib
+import json
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from ..contract import AgentDefinition
+from ..manifest import manifest_json, to_markdown
+from . import app
+from .loading import TargetError, load_attr
+
+__all__ = ["check", "docs", "load_definition", "manifest"]
+
+EXIT_DRIFT = 1
+EXIT_USAGE = 2
+
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+TargetArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="MODULE:ATTR",
+        help="The agent definition to read, such as examples.todo:AppAgent.",
+        show_default=False,
+    ),
+]
+
+
+def _fail(message: str) -> NoReturn:
+    _err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(EXIT_USAGE)
+
+
+def load_definition(reference: str) -> AgentDefinition:
+    """Load the :class:`~foldkit_agent.contract.AgentDefinition` named by ``MODULE:ATTR``.
+
+    Raises:
+        TargetError: the reference cannot be loaded, or names something that is not an
+            agent definition (the message is one line, for the terminal).
+
+    Example:
+        >>> load_definition("examples.todo:AppAgent").capabilities[0].name
+        'create_todo'
+    """
+    value = load_attr(reference)
+    if not isinstance(value, AgentDefinition):
+        kind = type(value).__name__  # pyright: ignore[reportUnknownArgumentType]
+        raise TargetError(
+            f"{reference} is not an agent definition (the result of agent.make(...)); "
+            f"its type is {kind}"
+        )
+    return value
+
+
+def _definition(reference: str) -> AgentDefinition:
+    try:
+        return load_definition(reference)
+    except TargetError as exc:
+        _fail(str(exc))
+
+
+def _generate(reference: str, render: Any) -> str:
+    definition = _definition(reference)
+    try:
+        return render(definition)
+    except Exception as exc:  # a contract whose schema cannot be rendered
+        _fail(f"cannot render the contract {reference}: {type(exc).__name__}: {exc}")
+
+
+def _emit(text: str, output: Path | None, what: str) -> None:
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8", newline="\n")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    _err.print(f"[green]wrote[/] {escape(str(output))} ({escape(what)})")
+
+
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output", "-o", help="Write to this file instead of standard output.", dir_okay=False
+    ),
+]
+
+
+@app.command()
+def manifest(target: TargetArg, output: OutputOpt = None) -> None:
+    """Print the contract's manifest (agent.json): deterministic JSON to commit and diff."""
+    text = _generate(target, manifest_json)
+    size = json.loads(text)["size"]["total"]
+    _emit(text, output, f"{size['bytes']} bytes of schema, ~{size['tokens']} tokens")
+
+
+@app.command()
+def docs(target: TargetArg, output: OutputOpt = None) -> None:
+    """Print the contract's Markdown documentation (AGENT.md)."""
+    text = _generate(target, to_markdown)
+    _emit(text, output, f"{text.count(chr(10))} lines")
+
+
+@app.command()
+def check(
+    target: TargetArg,
+    committed: Annotated[
+        Path,
+        typer.Argument(
+            metavar="AGENT_JSON",
+            help="The committed manifest to compare with.",
+            show_default=False,
+        ),
+    ],
+    docs_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--docs",
+            metavar="AGENT_MD",
+            help="Also compare this committed AGENT.md.",
+            dir_okay=False,
+        ),
+    ] = None,
+) -> None:
+    """Fail (exit 1, with a diff) when committed files no longer match the contract."""
+    definition = _definition(target)
+    pairs: list[tuple[Path, str, str]] = [(committed, manifest_json(definition), "manifest")]
+    if docs_file is not None:
+        pairs.append((docs_file, to_markdown(definition), "docs"))
+    drifted = 0
+    for path, fresh, command in pairs:
+        old = _read(path)
+        if old == fresh:
+            _err.print(f"[green]ok[/] {escape(str(path))} matches {escape(target)}")
+            continue
+        drifted += 1
+        _report_drift(path, old, fresh)
+        if command == "manifest":
+            _summarize(old, fresh)
+        _err.print(
+            f"  regenerate it with: [bold]foldkit-agent {command} {escape(target)} "
+            f"-o {escape(str(path))}[/]"
+        )
+    if drifted:
+        raise typer.Exit(EXIT_DRIFT)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    except FileNotFoundError:
+        _fail(f"{path} does not exist (create it with foldkit-agent manifest/docs ... -o {path})")
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+
+
+def _report_drift(path: Path, old: str, fresh: str) -> None:
+    _err.print(f"[bold red]drift:[/] {escape(str(path))} no longer matches the contract")
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        fresh.splitlines(keepends=True),
+        fromfile=f"{path} (committed)",
+        tofile=f"{path} (from the contract)",
+    )
+    out = Console(highlight=False, soft_wrap=True)
+    for line in diff:
+        style = None
+        if line.startswith(("---", "+++")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("+"):
+            style = "green"
+        out.print(Text(line.rstrip("\n"), style=style or ""))
+
+
+def _summarize(old: str, fresh: str) -> None:
+    """One line per capability added, removed or changed, when the old file is a manifest."""
+    try:
+        before = {c["name"]: c for c in json.loads(old)["capabilities"]}
+        after = {c["name"]: c for c in json.loads(fresh)["capabilities"]}
+    except (ValueError, KeyError, TypeError):
+        return
+    for name in sorted(after.keys() - before.keys()):
+        _err.print(f"  [green]+[/] capability {escape(name)} added")
+    for name in sorted(before.keys() - after.keys()):
+        _err.print(f"  [red]-[/] capability {escape(name)} removed")
+    for name in sorted(after.keys() & before.keys()):
+        changed = sorted(
+            k
+            for k in after[name].keys() | before[name].keys()
+            if after[name].get(k) != before[name].get(k)
+        )
+        if changed:
+            _err.print(f"  [yellow]~[/] capability {escape(name)} changed: {', '.join(changed)}")
