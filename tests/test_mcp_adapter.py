@@ -7,28 +7,24 @@ isError result), F15 (cancellation), F18 (principal never from arguments; fail c
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
-from mcp.server.subscriptions import ResourceUpdated, ToolsListChanged
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 from mcp_cart import (
     AddedItem,
     Caller,
     LongWait,
-    Marked,
     RemovedItem,
     RequestedCheckout,
     Ticked,
     run_cart,
 )
+from mcp_helpers import MARKER, connected
 
 from examples.todo import run_todo
 from foldkit_agent.adapters.mcp import CONTEXT_URI, OUTPUT_SCHEMA, mcp_server
@@ -36,63 +32,6 @@ from foldkit_agent.adapters.mcp import CONTEXT_URI, OUTPUT_SCHEMA, mcp_server
 pytestmark = pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 
 MODES = ["legacy", "auto"]  # "auto" discovers and speaks 2026-07-28
-MARKER = "agent://resources/marker"
-
-
-@dataclass
-class Notes:
-    """What a client heard, in order, up to the marker sentinel."""
-
-    tools: int = 0
-    updated: list[str] = field(default_factory=list[str])
-    marker: anyio.Event = field(default_factory=anyio.Event)
-
-    def tool_list_changed(self) -> None:
-        self.tools += 1
-
-    def resource_updated(self, uri: str) -> None:
-        self.updated.append(uri)
-        if uri == MARKER:
-            self.marker.set()
-
-    async def until_marker(self, cart: Any) -> None:
-        """Send the sentinel and wait until it (and everything before it) arrived."""
-        self.marker = anyio.Event()
-        cart.dispatch(Marked())
-        with anyio.fail_after(5):
-            await self.marker.wait()
-
-
-@asynccontextmanager
-async def connected(server: Any, mode: str) -> AsyncGenerator[tuple[Client, Notes]]:
-    notes = Notes()
-    if mode == "legacy":
-
-        async def on_message(message: Any) -> None:
-            root = getattr(message, "root", message)
-            if isinstance(root, types.ToolListChangedNotification):
-                notes.tool_list_changed()
-            elif isinstance(root, types.ResourceUpdatedNotification):
-                notes.resource_updated(str(root.params.uri))
-
-        async with Client(server, mode="legacy", message_handler=on_message) as client:
-            await client.subscribe_resource(MARKER)
-            yield client, notes
-        return
-    async with Client(server, mode=mode) as client:
-        async with client.listen(tools_list_changed=True, resource_subscriptions=[MARKER]) as sub:
-
-            async def pump() -> None:
-                async for event in sub:
-                    if isinstance(event, ToolsListChanged):
-                        notes.tool_list_changed()
-                    elif isinstance(event, ResourceUpdated):
-                        notes.resource_updated(event.uri)
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(pump)
-                yield client, notes
-                tg.cancel_scope.cancel()
 
 
 async def names(client: Client) -> list[str]:
@@ -205,7 +144,8 @@ async def test_f03_defect_is_generic() -> None:
             cart.rt.messages = real
         assert result.is_error
         text = result.content[0].text  # type: ignore[union-attr]
-        assert "secret" not in text and "RuntimeError" not in text
+        assert "secret" not in text
+        assert "RuntimeError" not in text
         assert "secret" not in json.dumps(result.structured_content)
         assert result.structured_content is not None
         assert result.structured_content["status"] == "defect"
