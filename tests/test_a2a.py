@@ -510,3 +510,37 @@ async def test_cancel_task_aborts_the_waiting_invocation() -> None:
         assert lab.audit is not None
         (entry,) = lab.audit.entries()
         assert entry.decision == "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# mounting (how `foldkit-agent serve --a2a` hosts it next to other apps)
+
+
+async def test_mounted_at_the_root_of_a_parent_app_with_its_lifespan() -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Mount, Route
+
+    async with todo_runtime() as rt:
+        a2a = a2a_app(rt, name="todo", version="1", base_url=BASE)
+        entered: list[str] = []
+
+        @asynccontextmanager
+        async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+            async with a2a.router.lifespan_context(a2a):
+                entered.append("a2a")
+                yield
+
+        async def other(_request: Any) -> PlainTextResponse:
+            return PlainTextResponse("other")
+
+        parent = Starlette(routes=[Route("/other", other), Mount("", app=a2a)], lifespan=lifespan)
+        async with lifespan(parent):
+            async with a2a_client(parent) as client:
+                task, _ = await call(client, "create_todo", {"title": "Mounted"})
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=parent), base_url=BASE
+            ) as hc:
+                assert (await hc.get("/other")).text == "other"
+        assert entered == ["a2a"]
+        assert task.status.state == S.TASK_STATE_COMPLETED

@@ -686,10 +686,12 @@ def a2a_app(
             (default: HTTP bearer).
 
     Returns:
-        A Starlette app with the routes listed in this module's docs. Its lifespan drains
-        running tasks on shutdown; when mounting it inside another app, run
-        ``app.router.lifespan_context(app)`` from the parent's lifespan. ``app.state.a2a_card``
-        is a zero-argument callable returning the public card as a dict.
+        A Starlette app with the routes listed in this module's docs, all at absolute paths
+        (the card must sit at the root of the origin). Its lifespan drains running tasks on
+        shutdown. To serve it next to other apps, mount it last at the root
+        (``Mount("", app=a2a)``) and enter ``a2a.router.lifespan_context(a2a)`` from the
+        parent's lifespan (Starlette does not run a mounted app's lifespan).
+        ``app.state.a2a_handler`` is the SDK request handler.
 
     Protocol (A2A 1.0, spec sections "Agent Card", "Extensions", "Task lifecycle"): see the
     module docs for the skill extension and the outcome mapping. ``GetExtendedAgentCard`` is
@@ -765,10 +767,6 @@ def a2a_app(
                 ext["params"] = _extension_params(caps)
         return JSONResponse(body)
 
-    def card_dict() -> dict[str, Any]:
-        caps = fixed.messages.all() if fixed is not None else []
-        return agent_card_to_dict(card_for(caps))
-
     routes: list[BaseRoute] = [
         Route(CARD_PATH, public_card, methods=["GET"]),
         *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=builder),
@@ -788,6 +786,5 @@ def a2a_app(
             await handler.aclose()
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
-    app.state.a2a_card = card_dict
     app.state.a2a_handler = handler
     return app
