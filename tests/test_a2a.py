@@ -354,11 +354,12 @@ async def test_completion_failure_is_failed(streaming: bool) -> None:
     assert data["result"]["_tag"] == "FailedToSaveTodo"
 
 
-async def test_timeout_is_failed_and_says_the_outcome_is_unknown() -> None:
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_timeout_is_failed_and_says_the_outcome_is_unknown(streaming: bool) -> None:
     """F14 over A2A: a FAILED task whose text says unknown, not failed."""
     async with lab_runtime() as (lab, _b, _r):
         app = a2a_app(lab, name="lab", version="1", base_url=BASE)
-        async with a2a_client(app) as client:
+        async with a2a_client(app, streaming=streaming) as client:
             task, _ = await call(client, "wait_quick", {})
         assert task.status.state == S.TASK_STATE_FAILED
         text, data = status_parts(task)
@@ -383,6 +384,36 @@ async def test_a_defect_is_failed_with_a_generic_message(streaming: bool) -> Non
     assert "secret-detail" not in wire
     assert "RuntimeError" not in wire
     assert "/srv/app" not in wire
+
+
+async def test_a_card_resolver_that_raises_is_a_generic_503() -> None:
+    def resolve(_ctx: Any) -> AgentRuntime[Any, Any]:
+        raise RuntimeError("tenant db password=hunter2")
+
+    app = a2a_app(resolve, name="todo", version="1", base_url=BASE)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
+        r = await hc.get(CARD_PATH)
+    assert r.status_code == 503
+    assert "hunter2" not in r.text
+
+
+async def test_concurrent_calls_each_dispatch_once() -> None:
+    """F23 over A2A: 10 concurrent calls apply exactly 10 Messages."""
+    async with lab_runtime() as (lab, _b, running):
+        app = a2a_app(lab, name="lab", version="1", base_url=BASE)
+        async with a2a_client(app) as client:
+            states: list[int] = []
+
+            async def one() -> None:
+                task, _ = await call(client, "added", {"by": 1})
+                states.append(task.status.state)
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(10):
+                    tg.start_soon(one)
+        await running.settled()
+        assert states == [S.TASK_STATE_COMPLETED] * 10
+        assert running.host.model().total == 10
 
 
 async def test_a_resolver_that_raises_is_a_generic_failure() -> None:

@@ -168,6 +168,8 @@ def integers_from_doubles(value: Any, schema: Mapping[str, Any]) -> Any:
     Returns:
         A new value of the same shape (the input is not modified).
 
+    Protocol: A2A 1.0 ``Part.data`` is a ``google.protobuf.Value`` (JSON numbers are doubles).
+
     Example:
         >>> integers_from_doubles({"qty": 2.0, "price": 2.0},
         ...     {"type": "object", "properties": {"qty": {"type": "integer"},
@@ -308,6 +310,9 @@ def build_agent_card(
         the capability name, ``tags`` its Message tag) and :data:`EXTENSION_URI` in
         ``capabilities.extensions`` carrying every listed skill's input JSON Schema.
 
+    Protocol: A2A 1.0 ``AgentCard``, ``AgentSkill``, ``AgentExtension`` (extensions carry
+    their data in ``params``), ``SecurityScheme``/``SecurityRequirement``.
+
     Example:
         >>> card = build_agent_card(rt.messages.all(), name="todo", version="1", base_url=url)
         >>> [s.id for s in card.skills]
@@ -373,8 +378,14 @@ class CapabilityExecutor(AgentExecutor):
     the outcome as task events. Every exception is caught: nothing unexpected reaches the SDK,
     which would echo its text to the caller.
 
+    Protocol: ``a2a.server.agent_execution.AgentExecutor``; a ``Task`` is enqueued before any
+    status update, as the SDK requires.
+
     Args:
         resolve: ``async (call_context) -> AgentRuntime``.
+
+    Example:
+        >>> DefaultRequestHandler(agent_executor=CapabilityExecutor(resolve), ...)
     """
 
     def __init__(
