@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -25,13 +26,21 @@ P = TypeVar("P")
 I = TypeVar("I")  # noqa: E741 - the input type
 
 
+_PROCESS = os.urandom(8).hex()
+_SEQUENCE = itertools.count(1)
+
+
 def new_invocation_id() -> str:
-    """A fresh invocation id: 32 lowercase hex digits from 128 bits of ``os.urandom``.
+    """A fresh invocation id, unique across processes: ``"<16 hex digits>-<hex counter>"``.
+
+    The first part is 64 random bits drawn once per process, the second a per-process
+    counter, so ids are cheap on the dispatch path and never repeat. They identify calls;
+    they are not secrets and grant nothing.
 
     Adapters that bring their own ids (a protocol request id, say) pass them on
     :class:`Invocation` instead.
     """
-    return os.urandom(16).hex()
+    return f"{_PROCESS}-{next(_SEQUENCE):x}"
 
 
 @dataclass(frozen=True, slots=True)

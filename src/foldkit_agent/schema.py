@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import to_json
 
 from .errors import AgentInvalidInputError, InputIssue
 
@@ -112,7 +113,7 @@ def _profile(node: Any, defs: Mapping[str, JsonSchema], seen: tuple[str, ...]) -
 # ---------------------------------------------------------------------------------------------
 
 
-# One encoder for every decode: json.dumps with options builds a new encoder per call.
+# Only consulted when the fast encoder wrote NaN/Infinity somewhere.
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 
 
@@ -144,7 +145,11 @@ class InputDecoder:
                 capability, [{"path": "", "problem": "the input must be a JSON object"}]
             )
         try:
-            text = _ENCODER.encode(payload)
+            text = to_json(payload, inf_nan_mode="constants")
+            if b"NaN" in text or b"Infinity" in text:
+                # Either a string holding those letters, or a real non-finite float, which is
+                # not JSON: the strict encoder tells the two apart (and raises on the latter).
+                _ENCODER.encode(payload)
         except (TypeError, ValueError, RecursionError) as exc:
             raise self._invalid(
                 capability, [{"path": "", "problem": "the input must be plain JSON data"}]
