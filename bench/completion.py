@@ -52,15 +52,19 @@ def contract(correlate: Any) -> Any:
 
 
 class Host:
-    def __init__(self) -> None:
+    def __init__(self, expected: int) -> None:
         self.sent: list[Requested] = []
         self.observers: list[Callable[[Any], None]] = []
+        self.expected = expected
+        self.all_sent = asyncio.Event()
 
     def model(self) -> Model:
         return Model()
 
     def dispatch(self, message: Requested) -> None:
         self.sent.append(message)
+        if len(self.sent) == self.expected:
+            self.all_sent.set()
 
     def observe(self, cb: Callable[[Any], None]) -> Callable[[], None]:
         self.observers.append(cb)
@@ -69,11 +73,10 @@ class Host:
 
 async def per_result(n: int, correlate: Any) -> float:
     """Seconds per result Message to route and resolve, with ``n`` calls in flight."""
-    host = Host()
+    host = Host(n)
     rt = agent.bind(definition=contract(correlate), host=host)
     tasks = [asyncio.ensure_future(rt.messages.dispatch_unknown("work", {})) for _ in range(n)]
-    while len(host.sent) < n:
-        await asyncio.sleep(0)
+    await host.all_sent.wait()
     results = [Done(request_id=m.request_id) for m in reversed(host.sent)]
     start = time.perf_counter()
     for message in results:

@@ -1,4 +1,4 @@
-"""Scenarios 1 and 2: in-process dispatch against a bare ``host.dispatch(Msg.model_validate(p))``."""
+"""Scenarios 1 and 2: in-process dispatch vs a bare ``host.dispatch(Msg.model_validate(p))``."""
 
 from __future__ import annotations
 
