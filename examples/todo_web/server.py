@@ -1,0 +1,282 @@
+"""The todo web application: one Model, a person's page and a browser agent's tools.
+
+* ``GET /`` — the page. It signs the visitor in as the demo user (a session cookie), renders
+  the list live from ``GET /app/events`` and loads the WebMCP bridge from ``/agent/``.
+* ``POST /app/dispatch`` — what the page's buttons send: ``{"_tag": "SelectedTodo", "id": ...}``,
+  the same Messages a person's clicks produce, handed to ``running.dispatch``. This is the
+  application's own endpoint, not the agent surface; it checks the session, the Origin and
+  the CSRF token just the same.
+* ``/agent/...`` — :func:`foldkit_agent.adapters.webmcp.mount`: the bridge and the JSON
+  surface, with the principal taken from the same session.
+
+Ways to run it:
+
+* ``async with todo_web() as web:`` runs the Program and yields :class:`TodoWeb` whose
+  ``.app`` is a plain ASGI app (no lifespan needed) — mount it or serve it with uvicorn;
+* ``build_app(running, runtime)`` builds that app over a todo application you already run
+  (``examples.todo.run_todo()``), so MCP, A2A and the page share one Model;
+* ``create_app()`` returns a self-contained Starlette app whose lifespan starts everything
+  (``uvicorn examples.todo_web:create_app --factory``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import Receive, Scope, Send
+
+from examples.todo import Model, User, run_todo
+from examples.todo.app import (
+    ClearedSelection,
+    RequestedCreateTodo,
+    RequestedDeleteTodo,
+    SelectedTodo,
+    TodoMessage,
+    ToggledTodo,
+)
+from foldkit_agent import agent
+from foldkit_agent.adapters import webmcp
+from foldkit_agent.audit import AuditLog
+from foldkit_agent.http import DEFAULT_ALLOWED_HOSTS, CsrfTokens, host_allowed, origin_allowed
+from foldkit_agent.program import Running
+from foldkit_agent.runtime import AgentRuntime
+
+__all__ = ["DEMO_USER", "SESSION_COOKIE", "TodoWeb", "build_app", "create_app", "todo_web"]
+
+SESSION_COOKIE = "todo_session"
+DEMO_USER = User(id="demo", can_delete=True)
+"""Everyone who opens the page is signed in as this user (it is a demo)."""
+
+PERSON_MESSAGES = (
+    RequestedCreateTodo,
+    ToggledTodo,
+    SelectedTodo,
+    ClearedSelection,
+    RequestedDeleteTodo,
+)
+"""The Messages the page's controls send."""
+
+_PAGE = (Path(__file__).parent / "page.html").read_text(encoding="utf-8")
+
+
+@dataclass
+class TodoWeb:
+    """A running todo web application.
+
+    Attributes:
+        app: the ASGI app (page, ``/app/...`` and ``/agent/...``).
+        running: the running Program (``running.dispatch``, ``running.model()``).
+        runtime: the bound agent runtime.
+        sessions: session id -> :class:`~examples.todo.User`.
+    """
+
+    app: Starlette
+    running: Running[Model, Any]
+    runtime: AgentRuntime[Model, Any]
+    sessions: dict[str, User]
+
+
+def _view(model: Model, user: User | None) -> dict[str, Any]:
+    return {
+        "todos": [t.model_dump() for t in model.todos],
+        "selected": model.selected_todo_id,
+        "user": None if user is None else {"id": user.id, "canDelete": user.can_delete},
+    }
+
+
+def _error(status: int, text: str) -> JSONResponse:
+    return JSONResponse({"error": text}, status_code=status)
+
+
+def build_app(
+    running: Running[Model, Any],
+    runtime: AgentRuntime[Model, Any],
+    *,
+    head_scripts: Sequence[str] = (),
+    extra_routes: Sequence[BaseRoute] = (),
+    allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
+    csrf_secret: bytes | None = None,
+    sessions: dict[str, User] | None = None,
+) -> Starlette:
+    """The page, the application endpoints and the agent surface over one running app.
+
+    Args:
+        running: the running todo Program.
+        runtime: its bound agent runtime (``examples.todo.run_todo`` makes both).
+        head_scripts: script URLs the page loads before the bridge (a WebMCP polyfill).
+        extra_routes: more routes (a test serving the polyfill file, say).
+        allowed_hosts: accepted Host names; loopback by default.
+        csrf_secret: shared by the page and the agent surface; random by default.
+        sessions: the session store (session id -> user); a fresh dict by default.
+    """
+    secret = csrf_secret or secrets.token_bytes(32)
+    csrf = CsrfTokens(secret)
+    store: dict[str, User] = {} if sessions is None else sessions
+
+    def session_of(request: Request) -> str | None:
+        sid = request.cookies.get(SESSION_COOKIE)
+        return sid if sid is not None and sid in store else None
+
+    def user_of(request: Request) -> User | None:
+        sid = session_of(request)
+        return None if sid is None else store.get(sid)
+
+    head = "\n".join(f'<script src="{src}"></script>' for src in head_scripts)
+
+    async def page(request: Request) -> Response:
+        if not host_allowed(request, allowed_hosts):
+            return _error(403, "unknown host")
+        sid = session_of(request)
+        fresh = sid is None
+        if sid is None:
+            sid = secrets.token_urlsafe(32)
+            store[sid] = DEMO_USER
+        body = (
+            _PAGE.replace("{{HEAD_SCRIPTS}}", head)
+            .replace("{{CSRF_TOKEN}}", csrf.token_for(sid))
+            .replace("{{BRIDGE}}", webmcp.script_tag("/agent"))
+        )
+        response = HTMLResponse(body, headers={"Cache-Control": "no-store"})
+        if fresh:
+            response.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict", path="/")
+        return response
+
+    async def state(request: Request) -> Response:
+        if not host_allowed(request, allowed_hosts):
+            return _error(403, "unknown host")
+        return JSONResponse(_view(running.model(), user_of(request)))
+
+    async def events(request: Request) -> Response:
+        if not host_allowed(request, allowed_hosts):
+            return _error(403, "unknown host")
+        user = user_of(request)
+        changed = asyncio.Event()
+        unsubscribe = running.subscribe(lambda _model: changed.set())
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            try:
+                while True:
+                    changed.clear()
+                    yield ServerSentEvent(json.dumps(_view(running.model(), user)), event="state")
+                    await changed.wait()
+            finally:
+                unsubscribe()
+
+        return EventSourceResponse(stream(), ping=15)
+
+    async def dispatch(request: Request) -> Response:
+        if not host_allowed(request, allowed_hosts) or not origin_allowed(request):
+            return _error(403, "cross-origin request refused")
+        user = user_of(request)
+        if user is None:
+            return _error(401, "sign in first")
+        if not csrf.verify(session_of(request), request.headers.get("x-csrf-token")):
+            return _error(403, "reload the page: the security token is out of date")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _error(415, "send JSON")
+        raw = await request.body()
+        if len(raw) > 4096:
+            return _error(413, "too large")
+        try:
+            data = json.loads(raw)
+            message = TodoMessage.decode(data) if isinstance(data, dict) else None
+        except (ValueError, ValidationError):
+            message = None
+        if not isinstance(message, PERSON_MESSAGES):
+            return _error(400, "not a Message this page sends")
+        if isinstance(message, RequestedDeleteTodo) and not user.can_delete:
+            return _error(403, f"{user.id} may not delete todos")
+        running.dispatch(message)
+        return Response(status_code=204)
+
+    routes: list[BaseRoute] = [
+        Route("/", page, methods=["GET"]),
+        Route("/favicon.ico", lambda _r: Response(status_code=204), methods=["GET"]),
+        Route("/app/state", state, methods=["GET"]),
+        Route("/app/events", events, methods=["GET"]),
+        Route("/app/dispatch", dispatch, methods=["POST"]),
+        *extra_routes,
+        webmcp.mount(
+            runtime,
+            path="/agent",
+            principal_of=user_of,
+            session_of=session_of,
+            csrf_secret=secret,
+            allowed_hosts=allowed_hosts,
+        ),
+    ]
+    return Starlette(routes=routes)
+
+
+@asynccontextmanager
+async def todo_web(
+    *,
+    audit: AuditLog | None = None,
+    head_scripts: Sequence[str] = (),
+    extra_routes: Sequence[BaseRoute] = (),
+    allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
+) -> AsyncIterator[TodoWeb]:
+    """Run the todo application and yield its web app (see the module doc).
+
+    Example:
+        >>> async with todo_web() as web:
+        ...     await uvicorn.Server(uvicorn.Config(web.app, port=8765)).serve()
+    """
+    log = audit if audit is not None else agent.audit_log(capacity=1000, principal=lambda u: u.id)
+    async with run_todo(audit=log) as (running, runtime):
+        sessions: dict[str, User] = {}
+        app = build_app(
+            running,
+            runtime,
+            head_scripts=head_scripts,
+            extra_routes=extra_routes,
+            allowed_hosts=allowed_hosts,
+            sessions=sessions,
+        )
+        yield TodoWeb(app, running, runtime, sessions)
+
+
+class _Deferred:
+    """An ASGI app that forwards to the one the lifespan started."""
+
+    def __init__(self) -> None:
+        self.inner: Starlette | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.inner is None:
+            response = Response("starting", status_code=503)
+            await response(scope, receive, send)
+            return
+        await self.inner(scope, receive, send)
+
+
+def create_app(**options: Any) -> Starlette:
+    """A self-contained app whose lifespan runs :func:`todo_web` (options as for it).
+
+    ``uvicorn examples.todo_web:create_app --factory`` serves it.
+    """
+    deferred = _Deferred()
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with todo_web(**options) as web:
+            deferred.inner = web.app
+            try:
+                yield
+            finally:
+                deferred.inner = None
+
+    return Starlette(routes=[Mount("/", app=deferred)], lifespan=lifespan)
