@@ -424,7 +424,7 @@ class CapabilityExecutor(AgentExecutor):
             if context.current_task is None:
                 await event_queue.enqueue_event(_new_task(task_id, context_id, message))
             started = True
-            await updater.start_work()
+            await _quietly(updater.start_work())
             try:
                 result: Any = await runtime.messages.dispatch_unknown(name, payload, invocation)
             except asyncio.CancelledError:
