@@ -96,15 +96,25 @@ TRANSPORT: Final = "mcp"
 OUTPUT_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
-        "status": {"type": "string", "enum": ["dispatched", "completed"]},
-        "capability": {"type": "string"},
+        "status": {
+            "type": "string",
+            "enum": ["dispatched", "completed", "failed", "refused", "unknown", "defect"],
+            "description": "dispatched or completed on success; otherwise why not",
+        },
+        "capability": {"anyOf": [{"type": "string"}, {"type": "null"}]},
         "invocation_id": {"type": "string"},
-        "message": {"type": "object", "description": "The Message that was applied"},
+        "message": {
+            "anyOf": [{"type": "object"}, {"type": "string"}],
+            "description": "On success the Message applied; on an error the explanation",
+        },
         "result": {"type": "object", "description": "The Message that completed the call"},
+        "_tag": {"type": "string", "description": "On an error: the error's tag"},
     },
-    "required": ["status", "capability", "invocation_id", "message"],
+    "required": ["status"],
 }
-"""The output schema of every tool: the structured content of a successful call."""
+"""The output schema of every tool. It covers the structured content of a success
+(``{"status", "capability", "invocation_id", "message", "result"?}``) and of an error result
+(the error's JSON plus ``"status"``), since some clients check both against it."""
 
 Resolve = Callable[
     [ServerRequestContext[Any, Any]], "AgentRuntime[Any, Any] | Awaitable[AgentRuntime[Any, Any]]"
