@@ -402,11 +402,19 @@ class _Surface:
 
     # -- shared steps -------------------------------------------------------------------------
 
-    async def _runtime(self, request: Request) -> AgentRuntime[Any, Any]:
+    async def _runtime(self, request: Request) -> AgentRuntime[Any, Any] | Response:
+        """The runtime for this request, or a 503 answer when ``resolve`` failed."""
         target = self.c.target
         if isinstance(target, AgentRuntime):
             return target  # pyright: ignore[reportUnknownVariableType]
-        return await _maybe_await(target(request))
+        try:
+            rt = await _maybe_await(target(request))
+        except Exception:
+            _log.warning("resolve(request) raised", exc_info=True)
+            rt = None
+        if not isinstance(rt, AgentRuntime):
+            return _rejected(503, "unavailable", "The application is not available right now.")
+        return rt  # pyright: ignore[reportUnknownVariableType]
 
     async def _authenticate(self, request: Request) -> Response | Literal["session", "service"]:
         """Host check and bearer authentication. Returns the caller kind or a refusal."""
@@ -453,6 +461,8 @@ class _Surface:
         if isinstance(kind, Response):
             return kind
         rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
         caps = [
             {"name": c.name, "description": c.description, "inputSchema": c.input_schema}
             for c in rt.messages.available()
@@ -464,6 +474,8 @@ class _Surface:
         if isinstance(kind, Response):
             return kind
         rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
         try:
             ctx = rt.context()
         except Exception:
@@ -504,6 +516,8 @@ class _Surface:
         if isinstance(kind, Response):
             return kind
         rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
         feed = _ChangeFeed(asyncio.get_running_loop())
         try:
             unsubscribe = rt.watch(feed.push)
@@ -570,6 +584,8 @@ class _Surface:
                 403, "principal", "The caller could not be identified. Nothing was applied.", name
             )
         rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
         signal = asyncio.Event()
         invocation = Invocation(
             transport=self.c.transport if kind == "session" else self.c.service_transport,

@@ -478,3 +478,60 @@ async def test_events_without_host_subscribe_answer_501() -> None:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
         r = await c.get("/agent/events")
     assert r.status_code == 501
+
+
+async def test_a_failing_resolve_is_503_not_a_traceback() -> None:
+    def resolve(_request: Request) -> AgentRuntime[Any, Any]:
+        raise RuntimeError("tenant db down")
+
+    app = Starlette(routes=[Mount("/agent", app=agent_surface(resolve))])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
+        r = await c.get("/agent/capabilities")
+    assert r.status_code == 503
+    assert "tenant" not in r.text
+    assert r.json()["isError"] is True
+
+
+async def test_a_caller_that_disconnects_aborts_its_invocation(env: Env) -> None:
+    """F15-like: the client goes away while create_todo waits for its completion."""
+    body = json.dumps({"title": "Milk"}).encode()
+    sent: list[dict[str, Any]] = []
+    messages = [
+        {"type": "http.request", "body": body, "more_body": False},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/agent/invoke/create_todo",
+        "raw_path": b"/agent/invoke/create_todo",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"cookie", b"todo_session=s-demo"),
+            (CSRF_HEADER.lower().encode(), env.token().encode()),
+        ],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
+    await env.app(scope, receive, send)
+    result = json.loads(
+        b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    )
+    assert result["isError"] is True
+    assert result["structuredContent"]["_tag"] == "AgentCancelledError"
+    entry = env.audit.entries()[-1]
+    assert (entry.decision, entry.outcome) == ("unknown", "AgentCancelledError")
+    assert env.rt.pending() == 0
