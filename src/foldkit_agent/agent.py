@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from .audit import AuditEntry, AuditLog, AuditSink, audit_log
+from .audit import AuditEntry, AuditLog, AuditSink, JsonlAuditSink, SqliteAuditSink, audit_log
 from .completion import (
     Completion,
     CorrelationKey,
@@ -79,8 +79,10 @@ __all__ = [
     "DispatchResult",
     "Invocation",
     "InvocationContext",
+    "JsonlAuditSink",
     "Outcome",
     "Resource",
+    "SqliteAuditSink",
     "StateCompletion",
     "Variant",
     "action",
