@@ -263,6 +263,9 @@ export default defineAction({{
   schema,
   run,
 }});
+
+// For a hand-written action that adds Agent Native options (needsApproval, ...) around it.
+export {{ schema, run as forward }};
 """
 
 
