@@ -1,0 +1,108 @@
+"""Scenario 4: MCP over streamable HTTP on loopback, 50 concurrent clients, ours vs FastMCP.
+
+Each server runs in its own process (``bench.servers``); this process runs 50 official-SDK
+clients, each calling ``increment`` in a loop for a bounded time. Reported: calls/s for each,
+the ratio, errors, and whether the Messages applied equal the calls accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from .harness import Row
+
+CLIENTS = 50
+
+
+async def _start(kind: str) -> tuple[asyncio.subprocess.Process, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.servers", kind, stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    line = await asyncio.wait_for(proc.stdout.readline(), 60)
+    if not line.startswith(b"PORT "):
+        raise RuntimeError(f"the {kind} server did not start")
+    return proc, f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+
+async def _load(url: str, seconds: float) -> tuple[int, int]:
+    ok = 0
+    errors = 0
+    stop_at = time.monotonic() + seconds
+
+    async def one() -> None:
+        nonlocal ok, errors
+        async with (
+            httpx2.AsyncClient(timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            while time.monotonic() < stop_at:
+                try:
+                    result = await client.call_tool("increment", {"by": 1})
+                except Exception:
+                    errors += 1
+                    continue
+                if result.is_error:
+                    errors += 1
+                else:
+                    ok += 1
+
+    await asyncio.gather(*(one() for _ in range(CLIENTS)))
+    return ok, errors
+
+
+async def _applied(kind: str, url: str) -> int:
+    async with (
+        httpx2.AsyncClient() as http,
+        Client(streamable_http_client(url, http_client=http)) as c,
+    ):
+        if kind == "ours":
+            res = await c.read_resource("agent://context")
+            return int(json.loads(res.contents[0].text)["count"])  # type: ignore[union-attr]
+        result = await c.call_tool("count", {})
+        return int(result.structured_content["count"])  # type: ignore[index]
+
+
+async def _measure(kind: str, seconds: float) -> dict[str, Any]:
+    proc, url = await _start(kind)
+    try:
+        start = time.perf_counter()
+        ok, errors = await _load(url, seconds)
+        elapsed = time.perf_counter() - start
+        applied = await _applied(kind, url)
+    finally:
+        proc.terminate()
+        await proc.wait()
+    return {"rate": ok / elapsed, "ok": ok, "errors": errors, "applied": applied}
+
+
+async def run(seconds: float = 8.0) -> list[Row]:
+    base = await _measure("fastmcp", seconds)
+    ours = await _measure("ours", seconds)
+    ratio = ours["rate"] / base["rate"]
+    exact = ours["applied"] == ours["ok"] and ours["errors"] == 0
+    return [
+        Row(
+            "4. MCP over HTTP, 50 clients",
+            f"tools/call per second for {seconds:g} s each",
+            f"{ours['rate']:.0f}/s, {ours['errors']} errors, "
+            f"applied {ours['applied']}/{ours['ok']}",
+            f"FastMCP {base['rate']:.0f}/s, {base['errors']} errors",
+            ratio,
+            "≥ 1.0×, zero errors, applied = accepted",
+            ratio >= 1.0 and exact,
+        )
+    ]
+
+
+if __name__ == "__main__":
+    for row in asyncio.run(run()):
+        print(row)
