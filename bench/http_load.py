@@ -33,17 +33,25 @@ async def _start(kind: str) -> tuple[asyncio.subprocess.Process, str]:
     return proc, f"http://127.0.0.1:{int(line.split()[1])}/mcp"
 
 
-async def _load(url: str, seconds: float) -> tuple[int, int]:
+async def _load(url: str, seconds: float) -> tuple[int, int, float]:
+    """Connect every client first, then call for ``seconds``: (ok, errors, elapsed)."""
     ok = 0
     errors = 0
-    stop_at = time.monotonic() + seconds
+    connected = 0
+    go = asyncio.Event()
+    stop_at = 0.0
 
     async def one() -> None:
-        nonlocal ok, errors
+        nonlocal ok, errors, connected
         async with (
             httpx2.AsyncClient(timeout=60) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
+            await client.list_tools()
+            connected += 1
+            if connected == CLIENTS:
+                go.set()
+            await go.wait()
             while time.monotonic() < stop_at:
                 try:
                     result = await client.call_tool("increment", {"by": 1})
@@ -55,8 +63,15 @@ async def _load(url: str, seconds: float) -> tuple[int, int]:
                 else:
                     ok += 1
 
-    await asyncio.gather(*(one() for _ in range(CLIENTS)))
-    return ok, errors
+    async def timer() -> float:
+        nonlocal stop_at
+        await go.wait()
+        start = time.monotonic()
+        stop_at = start + seconds
+        return start
+
+    started, *_ = await asyncio.gather(timer(), *(one() for _ in range(CLIENTS)))
+    return ok, errors, time.monotonic() - started
 
 
 async def _applied(kind: str, url: str) -> int:
@@ -74,9 +89,7 @@ async def _applied(kind: str, url: str) -> int:
 async def _measure(kind: str, seconds: float) -> dict[str, Any]:
     proc, url = await _start(kind)
     try:
-        start = time.perf_counter()
-        ok, errors = await _load(url, seconds)
-        elapsed = time.perf_counter() - start
+        ok, errors, elapsed = await _load(url, seconds)
         applied = await _applied(kind, url)
     finally:
         proc.terminate()
