@@ -221,6 +221,7 @@ class _Feed:
         self.bus = _SyncBus()
         self.listen = ListenHandler(self.bus)
         self.peers: dict[int, _LegacyPeer] = {}
+        self.tools: dict[str, types.Tool] = {c.name: _tool(c) for c in runtime.messages.all()}
         self._resources = runtime.resources.names()
         self._tasks: set[asyncio.Task[None]] = set()
         self._unwatch: Callable[[], None] | None = None
@@ -428,7 +429,8 @@ class _Adapter:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         rt = await self.runtime(ctx)
-        return types.ListToolsResult(tools=[_tool(c) for c in rt.messages.available()])
+        tools = self.feed(rt).tools  # built once per runtime: a contract's tools never change
+        return types.ListToolsResult(tools=[tools[c.name] for c in rt.messages.available()])
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
