@@ -436,3 +436,16 @@ def test_native_app_refuses_weak_token_configuration() -> None:
         native_app(lambda _r: None, service_tokens=["short"])  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         native_app(lambda _r: None, service_tokens=TOKEN)  # type: ignore[arg-type]
+
+
+async def test_caller_header_that_is_not_percent_encoded_utf8_is_refused(
+    runtime: AgentRuntime[Any, Any],
+) -> None:
+    application = native_app(runtime, service_tokens={TOKEN: "mail-app"}, principal_of=principal_of)
+    async with client(application) as http:
+        response = await http.post(
+            "/agent/invoke/create_todo", json={"title": "Milk"}, headers=auth(user="%FF%FE")
+        )
+    assert response.status_code == 403
+    assert response.json()["isError"] is True
+    assert runtime.context()["todos"] == []
