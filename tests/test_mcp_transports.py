@@ -195,3 +195,24 @@ async def test_stdio_list_call_notify_and_fail_closed_f18(mode: str) -> None:
             assert spoof.is_error
             assert spoof.structured_content is not None
             assert spoof.structured_content["_tag"] == "AgentInvalidInputError"
+
+
+def test_demo_runs_and_exits_zero() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "foldkit-agent"), "demo"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for seen in (
+        "tools/list_changed",
+        "AgentAuthorizationError",
+        "AgentInvalidInputError",
+        "audit",
+    ):
+        assert seen in done.stdout

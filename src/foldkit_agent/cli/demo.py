@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -47,14 +48,21 @@ def _verifier() -> Any:
     )
 
 
+def _example_root() -> Path:
+    """The folder holding ``examples/`` (the current directory or the source checkout)."""
+    for where in (Path.cwd(), Path(__file__).resolve().parents[3]):
+        if (where / "examples" / "todo").is_dir():
+            return where
+    return Path.cwd()
+
+
 def _import_example() -> Any:
     """``examples.todo``, from the current directory or the source checkout."""
     import importlib
-    from pathlib import Path
 
-    for where in (Path.cwd(), Path(__file__).resolve().parents[3]):
-        if (where / "examples" / "todo").is_dir() and str(where) not in sys.path:
-            sys.path.insert(0, str(where))
+    root = str(_example_root())
+    if root not in sys.path:
+        sys.path.insert(0, root)
     try:
         return importlib.import_module("examples.todo")
     except ImportError as exc:
@@ -197,9 +205,9 @@ def _configs(url: str) -> str:
     desktop = {
         "mcpServers": {
             "foldkit-todo": {
-                "command": "foldkit-agent",
+                "command": str(Path(sys.executable).parent / "foldkit-agent"),
                 "args": ["serve", "examples.todo:runtime", "--mcp", "stdio"],
-                "cwd": "/path/to/foldkit-agent",
+                "cwd": str(_example_root()),
             }
         }
     }
