@@ -36,7 +36,7 @@ demo: $(STAMP)
 	$(VENV)/bin/foldkit-agent demo
 
 test: $(STAMP) node chromium
-	$(PY) -m pytest -q
+	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests examples bench
