@@ -73,7 +73,13 @@ from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from a2a.utils.errors import InternalError, InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
-from starlette.authentication import AuthenticationBackend, AuthenticationError, BaseUser
+from starlette.authentication import (
+    AuthCredentials,
+    AuthenticationBackend,
+    AuthenticationError,
+    BaseUser,
+    SimpleUser,
+)
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
@@ -92,6 +98,7 @@ __all__ = [
     "JSONRPC_PATH",
     "REST_PREFIX",
     "A2ACaller",
+    "BearerTokenBackend",
     "CapabilityExecutor",
     "RuntimeTarget",
     "a2a_app",
@@ -144,6 +151,37 @@ class A2ACaller:
     subject: str
     scopes: tuple[str, ...]
     user: BaseUser
+
+
+class BearerTokenBackend(AuthenticationBackend):
+    """A Starlette authentication backend over a fixed bearer-token table.
+
+    For demos, tests and local tools (the counterpart of the MCP adapter's
+    ``StaticTokenVerifier``); production deployments verify real tokens. A request without an
+    ``Authorization`` header is anonymous (protected capabilities then refuse it); a header
+    with an unknown token is answered 401 by :func:`a2a_app`.
+
+    Args:
+        tokens: ``{token: (subject, scopes)}``.
+
+    Example:
+        >>> a2a_app(rt, name="todo", version="1", base_url=url,
+        ...         authentication=BearerTokenBackend({"alice-token": ("alice", ["todos:delete"])}))
+    """
+
+    def __init__(self, tokens: Mapping[str, tuple[str, Sequence[str]]]) -> None:
+        self._tokens = {t: (who, list(scopes)) for t, (who, scopes) in tokens.items()}
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        header = conn.headers.get("authorization")
+        if header is None:
+            return None
+        scheme, _, token = header.partition(" ")
+        found = self._tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        if found is None:
+            raise AuthenticationError("unknown bearer token")
+        who, scopes = found
+        return AuthCredentials(scopes), SimpleUser(who)
 
 
 # ---------------------------------------------------------------------------------------------

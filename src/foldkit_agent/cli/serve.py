@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -119,71 +120,152 @@ def combine(apps: Sequence[Starlette]) -> Starlette:
     return Starlette(routes=[Mount("/", app=dispatch)], lifespan=lifespan)
 
 
-def http_parts(*, mcp: bool, name: str, host: str) -> list[HttpPart]:
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+Tokens = dict[str, tuple[str, list[str]]]
+"""Static bearer tokens: ``token -> (subject, scopes)``."""
+
+
+def parse_tokens(specs: Sequence[str]) -> Tokens:
+    """Parse ``--token TOKEN=SUBJECT[;SCOPE,SCOPE...]`` options.
+
+    Raises:
+        ValueError: a spec without ``=`` or with an empty token or subject.
+
+    Example:
+        >>> parse_tokens(["alice-token=alice;todos:delete"])
+        {'alice-token': ('alice', ['todos:delete'])}
+    """
+    tokens: Tokens = {}
+    for spec in specs:
+        token, sep, rest = spec.partition("=")
+        subject, _, scopes = rest.partition(";")
+        if not sep or not token.strip() or not subject.strip():
+            raise ValueError(f"--token takes TOKEN=SUBJECT[;SCOPE,...], got {spec!r}")
+        tokens[token.strip()] = (
+            subject.strip(),
+            [s.strip() for s in scopes.split(",") if s.strip()],
+        )
+    return tokens
+
+
+def http_parts(
+    *,
+    mcp: bool,
+    name: str,
+    host: str,
+    base_url: str,
+    a2a: bool = False,
+    webmcp: bool = False,
+    tokens: Tokens | None = None,
+) -> list[HttpPart]:
     """The HTTP adapters the command line asked for, in mounting order.
 
-    Add new adapters here (each a function ``runtime -> Starlette``).
+    A2A comes last: its HTTP+JSON binding also answers ``/{tenant}/...`` paths, which would
+    shadow anything mounted after it.
+
+    MCP answers ``/mcp``; A2A ``/.well-known/agent-card.json`` and ``/a2a/...``; WebMCP a page
+    at ``/`` and its surface under ``/agent/``. With ``tokens``, MCP requires one of them as a
+    bearer token (401 otherwise) and A2A authenticates callers that send one; the verified
+    subject and scopes become the call's credentials. The WebMCP page has no login here, so its
+    calls carry no principal.
     """
     parts: list[HttpPart] = []
     if mcp:
         from ..adapters.mcp import http_app
 
+        verifier = None
+        if tokens:
+            from mcp.server.auth.provider import AccessToken
+
+            from ..adapters.mcp import StaticTokenVerifier
+
+            verifier = StaticTokenVerifier(
+                {
+                    t: AccessToken(token=t, client_id="foldkit-agent-cli", scopes=s, subject=who)
+                    for t, (who, s) in tokens.items()
+                }
+            )
+
         def mcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
-            return http_app(rt, name=name, version=__version__, host=host)
+            return http_app(rt, name=name, version=__version__, host=host, token_verifier=verifier)
 
         parts.append(mcp_part)
+    if webmcp:
+        from ..adapters.webmcp import webmcp_app
+
+        def webmcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
+            if host in LOOPBACK_HOSTS:
+                return webmcp_app(rt, title=name)  # the surface's loopback default
+            return webmcp_app(rt, title=name, allowed_hosts=[*LOOPBACK_HOSTS, host])
+
+        parts.append(webmcp_part)
+    if a2a:
+        from ..adapters.a2a import BearerTokenBackend, a2a_app
+
+        backend = BearerTokenBackend(tokens) if tokens else None
+
+        def a2a_part(rt: AgentRuntime[Any, Any]) -> Starlette:
+            return a2a_app(
+                rt, name=name, version=__version__, base_url=base_url, authentication=backend
+            )
+
+        parts.append(a2a_part)
     return parts
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port=0`` picks a free one).
+
+    Binding before the app is built lets URLs that name the port (the A2A card) be right, and
+    connections made before the server runs wait in the backlog instead of failing.
+
+    Raises:
+        OSError: the address is taken or not available.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
 
 
 async def run_http(
     asgi: Starlette,
     *,
-    host: str,
-    port: int,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    sock: socket.socket | None = None,
     on_ready: Callable[[int], None] | None = None,
 ) -> None:
     """Serve ``asgi`` with uvicorn on this event loop until cancelled or interrupted.
 
-    ``on_ready(port)`` is called once the socket listens (``port=0`` picks a free one).
+    Args:
+        asgi: the app.
+        host, port: where to listen, unless ``sock`` (from :func:`bind_socket`) is given.
+        on_ready: called with the bound port once the socket listens.
     """
     import uvicorn
 
-    config = uvicorn.Config(
-        asgi,
-        host=host,
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-    )
+    listening = sock if sock is not None else bind_socket(host, port)
+    config = uvicorn.Config(asgi, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
-
-    async def announce() -> None:
-        while not server.started:
-            if server.should_exit:
-                return
-            await anyio.sleep(0.01)
-        bound = port
-        for srv in getattr(server, "servers", []):
-            for sock in srv.sockets:
-                bound = sock.getsockname()[1]
-                break
-        if on_ready is not None:
-            on_ready(bound)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(announce)
-        serving = asyncio.ensure_future(server.serve())
-        try:
-            await asyncio.shield(serving)
-        except asyncio.CancelledError:
-            # Shut down the way Ctrl-C does (lifespans exit cleanly), then keep cancelling.
-            server.should_exit = True
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait({serving}, timeout=10)
-            raise
-        finally:
-            tg.cancel_scope.cancel()
+    if on_ready is not None:
+        on_ready(listening.getsockname()[1])
+    serving = asyncio.ensure_future(server.serve(sockets=[listening]))
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        # Shut down the way Ctrl-C does (lifespans exit cleanly), then keep cancelling.
+        server.should_exit = True
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait({serving}, timeout=10)
+        raise
+    finally:
+        if sock is None:
+            listening.close()
 
 
 def _fail(message: str) -> typer.Exit:
@@ -195,20 +277,37 @@ def _fail(message: str) -> typer.Exit:
 def serve(
     target: str = typer.Argument(..., help="MODULE:ATTR naming a runtime or a runtime factory"),
     mcp: str | None = typer.Option(
-        None, "--mcp", help="Serve MCP over 'stdio' or streamable 'http'"
+        None, "--mcp", help="Serve MCP over 'stdio' or streamable 'http' (at /mcp)"
+    ),
+    a2a: bool = typer.Option(False, "--a2a", help="Serve A2A (agent card + JSON-RPC + REST)"),
+    webmcp: bool = typer.Option(
+        False, "--webmcp", help="Serve a page at / whose capabilities are WebMCP tools"
     ),
     host: str = typer.Option("127.0.0.1", help="HTTP host (loopback by default)"),
     port: int = typer.Option(8000, help="HTTP port (0 picks a free one)"),
     name: str | None = typer.Option(None, help="Server name shown to clients (default: MODULE)"),
+    token: list[str] = typer.Option(  # noqa: B008 - Typer's way of declaring a list option
+        [],
+        "--token",
+        help="Bearer token for MCP and A2A over HTTP: TOKEN=SUBJECT[;SCOPE,...] (repeatable)",
+    ),
 ) -> None:
-    """Serve an application's agent contract (MCP over stdio or streamable HTTP)."""
+    """Serve an application's agent contract over MCP, A2A and WebMCP."""
     try:
         loaded = load_attr(target)
     except TargetError as err:
         raise _fail(str(err)) from None
     server_name = name or target.partition(":")[0]
-    if mcp not in ("stdio", "http"):
-        raise _fail("choose an adapter: --mcp stdio or --mcp http")
+    if mcp not in (None, "stdio", "http"):
+        raise _fail("--mcp takes 'stdio' or 'http'")
+    if mcp is None and not a2a and not webmcp:
+        raise _fail("choose at least one adapter: --mcp stdio|http, --a2a, --webmcp")
+    if mcp == "stdio" and (a2a or webmcp):
+        raise _fail("--mcp stdio uses standard input and output; serve --a2a/--webmcp separately")
+    try:
+        tokens = parse_tokens(token)
+    except ValueError as err:
+        raise _fail(str(err)) from None
 
     async def main() -> None:
         async with open_runtime(loaded, target) as rt:
@@ -217,16 +316,31 @@ def serve(
 
                 await serve_stdio(rt, name=server_name, version=__version__)
                 return
-            parts = http_parts(mcp=mcp == "http", name=server_name, host=host)
+            sock = bind_socket(host, port)
+            bound = sock.getsockname()[1]
+            origin = f"http://{host if ':' not in host else f'[{host}]'}:{bound}"
+            parts = http_parts(
+                mcp=mcp == "http",
+                a2a=a2a,
+                webmcp=webmcp,
+                name=server_name,
+                host=host,
+                base_url=origin,
+                tokens=tokens or None,
+            )
             asgi = combine([part(rt) for part in parts])
-
-            def ready(bound: int) -> None:
-                print(f"serving MCP at http://{host}:{bound}/mcp", file=sys.stderr, flush=True)
-
-            await run_http(asgi, host=host, port=port, on_ready=ready)
+            if mcp == "http":
+                print(f"serving MCP at {origin}/mcp", file=sys.stderr, flush=True)
+            if a2a:
+                print(f"serving A2A at {origin}/.well-known/agent-card.json", file=sys.stderr)
+            if webmcp:
+                print(f"serving the WebMCP page at {origin}/", file=sys.stderr, flush=True)
+            await run_http(asgi, sock=sock)
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(main)
     except TargetError as err:
         raise _fail(str(err)) from None
+    except OSError as err:
+        raise _fail(f"cannot listen on {host}:{port}: {err.strerror or err}") from None

@@ -1,0 +1,140 @@
+"""``foldkit-agent serve``: MCP, A2A and WebMCP from one process on one loopback port."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.helpers import new_data_part
+from a2a.types import Message, Role, SendMessageRequest, TaskState
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
+
+from foldkit_agent.adapters.a2a import EXTENSION_URI
+from foldkit_agent.cli import app
+from foldkit_agent.cli.serve import parse_tokens
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "alice-token=alice;todos:delete"
+
+
+@asynccontextmanager
+async def served(*args: str) -> AsyncGenerator[str]:
+    """Run ``foldkit-agent serve examples.todo:runtime ARGS --port 0``; yield its origin."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "foldkit_agent.cli",
+        "serve",
+        "examples.todo:runtime",
+        *args,
+        "--port",
+        "0",
+        cwd=ROOT,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stderr is not None
+    try:
+        with anyio.fail_after(30):
+            line = (await proc.stderr.readline()).decode()
+        assert line.startswith("serving "), line
+        origin = line.split(" at ")[1].strip().rsplit("/", 1)[0]
+        if origin.endswith("/.well-known"):
+            origin = origin.removesuffix("/.well-known")
+        yield origin
+    finally:
+        proc.terminate()
+        with anyio.fail_after(15):
+            await proc.wait()
+
+
+async def test_one_server_speaks_mcp_a2a_and_webmcp_on_one_model() -> None:
+    async with served("--mcp", "http", "--a2a", "--webmcp", "--token", TOKEN) as origin:
+        headers = {"Authorization": "Bearer alice-token"}
+        http = httpx2.AsyncClient(headers=headers, timeout=10)
+        async with Client(streamable_http_client(f"{origin}/mcp", http_client=http)) as mcp:
+            created = await mcp.call_tool("create_todo", {"title": "Milk"})
+            assert created.is_error is False
+            assert created.structured_content["status"] == "completed"
+
+        async with httpx.AsyncClient(base_url=origin, headers=headers, timeout=10) as hc:
+            card = await A2ACardResolver(hc, origin).get_agent_card()
+            assert [s.id for s in card.skills][:2] == ["create_todo", "rename_todo"]
+            assert card.supported_interfaces[0].url == f"{origin}/a2a/jsonrpc"
+            client = await create_client(
+                card, client_config=ClientConfig(httpx_client=hc, streaming=False)
+            )
+            msg = Message(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                parts=[new_data_part({"id": "todo-1"})],
+                extensions=[EXTENSION_URI],
+            )
+            request = SendMessageRequest(message=msg)
+            request.metadata.update({EXTENSION_URI: {"skill": "select_todo"}})
+            states = [
+                ev.task.status.state
+                async for ev in client.send_message(request)
+                if ev.HasField("task")
+            ]
+            assert states == [TaskState.TASK_STATE_COMPLETED]
+            await client.close()
+
+        async with httpx.AsyncClient(base_url=origin, timeout=10) as page_client:
+            hc = page_client  # a page sends its session, not a bearer token
+            caps = (await hc.get("/agent/capabilities")).json()["capabilities"]
+            assert "delete_todo" in [c["name"] for c in caps]  # the A2A selection is visible here
+            context = (await hc.get("/agent/context")).json()["context"]
+            assert context["selected_todo_id"] == "todo-1"
+            assert [t["title"] for t in context["todos"]] == ["Milk"]
+            page = await hc.get("/")
+            assert page.status_code == 200
+            assert "webmcp.js" in page.text
+
+
+async def test_mcp_over_http_with_tokens_refuses_an_unknown_bearer() -> None:
+    async with served("--mcp", "http", "--token", TOKEN) as origin:
+        async with httpx.AsyncClient(timeout=10) as hc:
+            response = await hc.post(
+                f"{origin}/mcp",
+                headers={"Authorization": "Bearer wrong", "Content-Type": "application/json"},
+                content=b"{}",
+            )
+            assert response.status_code == 401
+
+
+def test_parse_tokens_reads_subject_and_scopes() -> None:
+    assert parse_tokens(["t1=alice;todos:delete,todos:read", "t2=bob"]) == {
+        "t1": ("alice", ["todos:delete", "todos:read"]),
+        "t2": ("bob", []),
+    }
+    with pytest.raises(ValueError, match="TOKEN=SUBJECT"):
+        parse_tokens(["nosubject"])
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ([], "choose at least one adapter"),
+        (["--mcp", "stdio", "--a2a"], "serve --a2a/--webmcp separately"),
+        (["--mcp", "carrier-pigeon"], "--mcp takes"),
+        (["--a2a", "--token", "oops"], "TOKEN=SUBJECT"),
+    ],
+)
+def test_bad_serve_options_are_one_clear_line(args: list[str], said: str) -> None:
+    result = CliRunner().invoke(app, ["serve", "examples.todo:runtime", *args])
+    assert result.exit_code == 2
+    assert said in result.output
+    assert "Traceback" not in result.output
