@@ -68,6 +68,7 @@ class IncrementInput(BaseModel):
 def listen() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as foldkit-agent serve does
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
     return sock

@@ -76,26 +76,40 @@ def _import_example() -> Any:
 
 @asynccontextmanager
 async def _serving(port: int) -> AsyncGenerator[tuple[str, Any]]:
-    """Run the todo app and its MCP endpoint; yield ``(url, runtime)``."""
-    run_todo = _import_example().run_todo
+    """Run the todo app over MCP, A2A and its web page on one loopback port.
+
+    Yields ``(origin, runtime)``: MCP at ``{origin}/mcp``, the A2A card at
+    ``{origin}/.well-known/agent-card.json``, and the todo page (WebMCP tools) at ``{origin}/``,
+    all on one Model, so a person in the page and the agents see each other's changes.
+    """
+    _import_example()
+    from examples.todo import run_todo  # pyright: ignore[reportMissingImports]
+    from examples.todo_web import build_app  # pyright: ignore[reportMissingImports]
+
+    from ..adapters.a2a import BearerTokenBackend, a2a_app
     from ..adapters.mcp import http_app
-    from .serve import run_http
+    from .serve import bind_socket, combine, run_http
 
-    async with run_todo() as (_running, rt):
-        asgi = http_app(rt, name="foldkit-todo", version="0.1.0", token_verifier=_verifier())
-        bound: list[int] = []
-        ready = anyio.Event()
-
-        def on_ready(p: int) -> None:
-            bound.append(p)
-            ready.set()
-
+    sock = bind_socket("127.0.0.1", port)
+    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    async with run_todo() as (running, rt):
+        asgi = combine(
+            [
+                http_app(rt, name="foldkit-todo", version="0.1.0", token_verifier=_verifier()),
+                build_app(running, rt),
+                a2a_app(
+                    rt,
+                    name="foldkit-todo",
+                    version="0.1.0",
+                    base_url=origin,
+                    authentication=BearerTokenBackend(DEMO_TOKENS),
+                ),
+            ]
+        )
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: run_http(asgi, host="127.0.0.1", port=port, on_ready=on_ready))
-            with anyio.fail_after(10):
-                await ready.wait()
+            tg.start_soon(lambda: run_http(asgi, sock=sock))
             try:
-                yield f"http://127.0.0.1:{bound[0]}/mcp", rt
+                yield origin, rt
             finally:
                 tg.cancel_scope.cancel()
 
@@ -126,8 +140,15 @@ async def run_demo(console: Console) -> None:
     """The scripted agent session (see the module docstring)."""
     from mcp.server.subscriptions import ToolsListChanged
 
-    async with _serving(0) as (url, rt):
-        console.print(Panel.fit(f"todo app served over MCP (streamable HTTP) at [bold]{url}[/]"))
+    async with _serving(0) as (origin, rt):
+        url = f"{origin}/mcp"
+        console.print(
+            Panel.fit(
+                f"todo app served over MCP (streamable HTTP) at [bold]{url}[/]\n"
+                f"the same todo list, live, as a web page with WebMCP tools: {origin}/\n"
+                f"and over A2A: {origin}/.well-known/agent-card.json"
+            )
+        )
         async with _client(url, "alice-token") as alice, _client(url, "bob-token") as bob:
             console.print(f"agent 'alice' connected · protocol {alice.protocol_version}")
 
@@ -240,8 +261,15 @@ def demo(
         return
 
     async def keep_serving() -> None:
-        async with _serving(port) as (url, _rt):
-            console.print(Panel.fit(f"todo app served over MCP at [bold]{url}[/]  (Ctrl-C stops)"))
+        async with _serving(port) as (origin, _rt):
+            url = f"{origin}/mcp"
+            console.print(
+                Panel.fit(
+                    f"todo app served over MCP at [bold]{url}[/]  (Ctrl-C stops)\n"
+                    f"web page (a person, plus WebMCP tools for a browser agent): {origin}/\n"
+                    f"A2A agent card: {origin}/.well-known/agent-card.json"
+                )
+            )
             console.print(_configs(url), highlight=False, soft_wrap=True)
             await anyio.sleep_forever()
 

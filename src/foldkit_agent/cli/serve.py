@@ -218,7 +218,8 @@ def bind_socket(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host:port`` (``port=0`` picks a free one).
 
     Binding before the app is built lets URLs that name the port (the A2A card) be right, and
-    connections made before the server runs wait in the backlog instead of failing.
+    connections made before the server runs wait in the backlog instead of failing. Accepted
+    connections get ``TCP_NODELAY``.
 
     Raises:
         OSError: the address is taken or not available.
@@ -226,6 +227,10 @@ def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # asyncio sets TCP_NODELAY only on sockets it created itself (proto IPPROTO_TCP); accepted
+    # connections inherit it from here. Without it a modern-era MCP call over HTTP waits out
+    # the peer's delayed ACK: ~44 ms a call instead of ~2 ms (measured; see docs/mcp.md).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(2048)
     sock.setblocking(False)
