@@ -252,6 +252,8 @@ class AuditLog:
             except Exception:
                 _log.warning("the audit principal projection raised; no principal recorded")
                 who = None
+            if isinstance(who, str):
+                who = _text(who)
         kept_input = None
         if self._include_input and input is not None:
             try:
@@ -260,9 +262,9 @@ class AuditLog:
                 kept_input = UNRECORDABLE
         entry = AuditEntry(
             at=datetime.now(UTC),
-            invocation_id=invocation_id,
-            transport=transport,
-            capability=capability,
+            invocation_id=_text(invocation_id),
+            transport=_text(transport),
+            capability=_text(capability),
             tag=tag,
             principal=who,
             decision=decision,
@@ -435,18 +437,38 @@ def _should_log(failures: int) -> bool:
     return failures in (1, 10) or (failures % 100 == 0)
 
 
+def _text(value: str) -> str:
+    """``value`` as storable text: a lone UTF-16 surrogate (valid in a JSON escape, but not
+    encodable as UTF-8) becomes U+FFFD, so no sink can fail on an entry that carries one."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    except AttributeError:  # not a str after all (a host passing something else)
+        return str(value)
+    return value
+
+
 def redact(value: Any, fields: frozenset[str]) -> Any:
     """A copy of JSON-like ``value`` with every key in ``fields`` replaced, at any depth.
 
-    Mappings are copied to dicts and sequences to lists; other values are returned as is.
+    Mappings are copied to dicts and sequences to lists; strings (keys too) holding a lone
+    surrogate get U+FFFD in its place; other values are returned as is.
 
     Example:
         >>> redact({"a": {"token": "x"}, "b": [{"token": "y"}]}, frozenset({"token"}))
         {'a': {'token': '[redacted]'}, 'b': [{'token': '[redacted]'}]}
     """
+    if isinstance(value, str):
+        return _text(value)
     if isinstance(value, Mapping):
         items = cast(Mapping[Any, Any], value)
-        return {k: (REDACTED if k in fields else redact(v, fields)) for k, v in items.items()}
+        return {
+            (_text(k) if isinstance(k, str) else k): (
+                REDACTED if k in fields else redact(v, fields)
+            )
+            for k, v in items.items()
+        }
     if isinstance(value, list | tuple):
         seq = cast(Iterable[Any], value)
         return [redact(v, fields) for v in seq]

@@ -52,10 +52,12 @@ Security model
   runtime's principal provider reads it. Never the body.
 
 Bodies are JSON only (415 otherwise) and at most ``max_body`` bytes (413). Malformed JSON,
-non-UTF-8 and non-finite numbers are a 400 with a message for the agent. Refusals by the
-runtime (unknown, unavailable, invalid input, unauthorized, ...) are HTTP 200 results with
-``isError: true``; a transport refusal (401/403/413/415/400) has the same body shape, with
-``structuredContent.status == "rejected"`` and a short ``structuredContent.error`` code.
+non-UTF-8, non-finite numbers, duplicate keys, lone surrogates and nesting deeper than 100
+levels are a 400 with a message for the agent (:func:`foldkit_agent.wire.loads_strict`).
+Refusals by the runtime (unknown, unavailable, invalid input, unauthorized, ...) are HTTP 200
+results with ``isError: true``; a transport refusal (401/403/413/415/400) has the same body
+shape, with ``structuredContent.status == "rejected"`` and a short ``structuredContent.error``
+code.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ from .errors import AgentError
 from .invocation import Invocation
 from .outcome import Outcome, summarize
 from .runtime import AgentRuntime, Change
+from .wire import WireError, loads_strict
 
 __all__ = [
     "CSRF_HEADER",
@@ -304,10 +307,6 @@ class _BodyError(Exception):
         self.status = status
         self.error = error
         self.text = text
-
-
-def _reject_constant(value: str) -> Any:
-    raise ValueError(value)
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -625,17 +624,9 @@ class _Surface:
         if not chunks.strip():
             return {}
         try:
-            text = bytes(chunks).decode("utf-8")
-        except UnicodeDecodeError:
-            raise _BodyError(400, "malformed", "The input is not UTF-8 encoded JSON.") from None
-        try:
-            return json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            raise _BodyError(
-                400,
-                "malformed",
-                'The input is not valid JSON; send one JSON object such as {"title": "Milk"}.',
-            ) from None
+            return loads_strict(bytes(chunks))
+        except WireError as err:
+            raise _BodyError(err.status, err.code, err.text) from None
 
 
 async def _wait_disconnect(request: Request, signal: asyncio.Event) -> None:

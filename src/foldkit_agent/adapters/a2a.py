@@ -38,10 +38,19 @@ import asyncio
 import inspect
 import logging
 import math
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from a2a.helpers import new_data_part, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -91,9 +100,11 @@ from ..errors import AgentCancelledError, AgentUnknownCapabilityError
 from ..invocation import Invocation, new_invocation_id
 from ..outcome import Outcome, summarize
 from ..runtime import AgentRuntime
+from ..wire import LOOPBACK_HOSTS, JsonBodyGuard
 
 __all__ = [
     "CARD_PATH",
+    "DEFAULT_MAX_BODY",
     "EXTENSION_URI",
     "JSONRPC_PATH",
     "REST_PREFIX",
@@ -125,6 +136,9 @@ JSONRPC_PATH = "/a2a/jsonrpc"
 
 REST_PREFIX = "/a2a/rest"
 """The prefix of the HTTP+JSON binding (``POST /a2a/rest/message:send`` and so on)."""
+
+DEFAULT_MAX_BODY = 1024 * 1024
+"""Largest request body :func:`a2a_app` accepts, in bytes (1 MiB); larger is HTTP 413."""
 
 _CREDENTIALS_KEY = "foldkit_agent.credentials"
 _CANCEL_GRACE = 2.0  # seconds cancel() waits for the running call to record its own answer
@@ -504,6 +518,18 @@ class CapabilityExecutor(AgentExecutor):
                 _log.error("capability %r raised", name, exc_info=result)
         await _finish(updater, state, outcome)
 
+    async def abort_runs(self, grace: float) -> None:
+        """Abort every running call (server shutdown) and wait up to ``grace`` seconds for each
+        to publish its own answer (``CANCELED``: whether the Message was sent)."""
+        runs = list(self._runs.values())
+        for run in runs:
+            run.signal.set()
+        waits = [asyncio.ensure_future(r.done.wait()) for r in runs]
+        if waits:
+            await asyncio.wait(waits, timeout=grace)
+        for wait in waits:
+            wait.cancel()
+
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Abort the task's invocation (sets its signal) and record the task as ``CANCELED``.
 
@@ -714,6 +740,8 @@ def a2a_app(
     authentication: AuthenticationBackend | None = None,
     description: str | None = None,
     security_scheme: SecurityScheme | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> Starlette:
     """Serve a bound runtime over A2A 1.0 (JSON-RPC and HTTP+JSON) as a Starlette app.
 
@@ -733,6 +761,12 @@ def a2a_app(
         description: the card's description.
         security_scheme: the scheme the card declares when ``authentication`` is set
             (default: HTTP bearer).
+        max_body: the largest request body in bytes (default 1 MiB); larger is HTTP 413.
+            Every ``POST`` must be JSON (else 415) and parse strictly
+            (:func:`foldkit_agent.wire.loads_strict`; else 400), before the SDK reads it.
+        allowed_hosts: host names the ``Host`` (and any ``Origin``) header may name, against
+            DNS rebinding (421/403 otherwise). Default: the host of ``base_url`` and the
+            loopback names; ``["*"]`` accepts any.
 
     Returns:
         A Starlette app with the routes listed in this module's docs, all at absolute paths
@@ -821,7 +855,18 @@ def a2a_app(
         *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=builder),
         *create_rest_routes(handler, context_builder=builder, path_prefix=REST_PREFIX),
     ]
-    middleware: list[Middleware] = []
+    hosts = allowed_hosts
+    if hosts is None:
+        hosts = (*LOOPBACK_HOSTS, urlsplit(base_url).hostname or "127.0.0.1")
+    middleware: list[Middleware] = [
+        Middleware(
+            JsonBodyGuard,
+            max_body=max_body,
+            jsonrpc_paths={JSONRPC_PATH},
+            require_json=True,
+            allowed_hosts=hosts,
+        )
+    ]
     if authentication is not None:
         middleware.append(
             Middleware(AuthenticationMiddleware, backend=authentication, on_error=_auth_error)
@@ -832,6 +877,8 @@ def a2a_app(
         try:
             yield
         finally:
+            # Calls still running answer "cancelled, outcome unknown" before the SDK drains.
+            await executor.abort_runs(_CANCEL_GRACE)
             await handler.aclose()
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -67,9 +67,11 @@ from ..errors import AgentError
 from ..invocation import DispatchResult, Invocation
 from ..outcome import summarize
 from ..runtime import AgentRuntime, Change
+from ..wire import JsonBodyGuard
 
 __all__ = [
     "CONTEXT_URI",
+    "DEFAULT_MAX_BODY",
     "OUTPUT_SCHEMA",
     "RESOURCE_URI_PREFIX",
     "FoldkitMCPServer",
@@ -92,6 +94,9 @@ RESOURCE_URI_PREFIX: Final = "agent://resources/"
 """``agent://resources/<name>`` is the URI of the contract's resource ``<name>``."""
 
 TRANSPORT: Final = "mcp"
+
+DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+"""Largest request body :func:`http_app` accepts, in bytes (4 MiB, as the SDK); larger is 413."""
 
 OUTPUT_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -131,6 +136,7 @@ _GENERIC_DEFECT = (
     "whether it was applied is unknown."
 )
 _NO_APP = "The application for this caller is not available."
+_SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to answer when the HTTP app shuts down
 
 
 def default_principal_of(ctx: ServerRequestContext[Any, Any]) -> AccessToken | None:
@@ -324,6 +330,13 @@ class FoldkitMCPServer(Server[Any]):
             extensions,
         )
 
+    async def abort_calls(self, grace: float) -> None:
+        """Abort every ``tools/call`` in flight and wait up to ``grace`` seconds for each to
+        answer (a cancellation saying whether the Message was sent; nothing rolled back)."""
+        adapter: _Adapter | None = getattr(self, "_foldkit_adapter", None)
+        if adapter is not None:
+            await adapter.abort_calls(grace)
+
     def close_feeds(self) -> None:
         """Stop watching every runtime this server has served (idempotent)."""
         adapter: _Adapter | None = getattr(self, "_foldkit_adapter", None)
@@ -367,6 +380,7 @@ class _Adapter:
         self.principal_of: PrincipalOf = principal_of or default_principal_of
         self.feeds: dict[int, tuple[AgentRuntime[Any, Any], _Feed]] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
+        self.calls: dict[asyncio.Future[Any], asyncio.Event] = {}  # in flight -> its signal
         if self.static is not None:
             self.schemas = {c.name: c.input_schema for c in self.static.messages.all()}
 
@@ -418,6 +432,18 @@ class _Adapter:
             self.track(ctx, self.static)
         return result
 
+    def _forget(self, task: asyncio.Future[Any]) -> None:
+        self.calls.pop(task, None)
+
+    async def abort_calls(self, grace: float) -> None:
+        """Abort every call in flight (each answers that its outcome is unknown), then wait."""
+        pending = set(self.calls)
+        for signal in list(self.calls.values()):
+            signal.set()
+        if pending:
+            await asyncio.wait(pending, timeout=grace)
+        await anyio.lowlevel.checkpoint()  # let the handlers hand their answers to the SDK
+
     def close(self) -> None:
         for _rt, feed in list(self.feeds.values()):
             feed.close()
@@ -447,6 +473,8 @@ class _Adapter:
         invocation = Invocation(transport=TRANSPORT, signal=signal, credentials=credentials)
         payload: Any = {} if params.arguments is None else params.arguments
         task = asyncio.ensure_future(rt.messages.dispatch_unknown(params.name, payload, invocation))
+        self.calls[task] = signal
+        task.add_done_callback(self._forget)
         try:
             result: DispatchResult | BaseException = await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -701,6 +729,7 @@ def http_app(
     host: str = "127.0.0.1",
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
 ) -> Starlette:
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
@@ -715,6 +744,10 @@ def http_app(
             credentials (protocol notes §1.6).
         auth: the SDK's ``AuthSettings`` (issuer, resource URL, required scopes); by default
             a resource server with no advertised metadata and no required scopes.
+        max_body: the largest request body in bytes (default 4 MiB, the SDK's own default);
+            larger bodies get HTTP 413 before anything is parsed. Every body is also parsed
+            strictly (:func:`foldkit_agent.wire.loads_strict`: duplicate keys, ``NaN``, lone
+            surrogates and nesting over 100 levels are a JSON-RPC parse error, HTTP 400).
 
     Returns:
         A :class:`starlette.applications.Starlette` whose lifespan runs the MCP session
@@ -734,7 +767,9 @@ def http_app(
         host=host,
         auth=auth,
         token_verifier=token_verifier,
+        max_request_body_size=max_body,
     )
+    app.add_middleware(JsonBodyGuard, max_body=max_body)
     inner = app.router.lifespan_context
 
     @asynccontextmanager
@@ -743,6 +778,10 @@ def http_app(
             try:
                 yield
             finally:
+                # Calls still waiting (for a completion, say) answer "cancelled, outcome
+                # unknown" before the SDK's task group is cancelled under them.
+                with anyio.CancelScope(shield=True):
+                    await server.abort_calls(_SHUTDOWN_GRACE)
                 server.close_feeds()
 
     app.router.lifespan_context = lifespan

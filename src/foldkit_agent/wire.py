@@ -1,0 +1,311 @@
+"""Guards for what arrives off the wire: strict JSON, bounded bodies, allowed hosts.
+
+Every HTTP adapter reads request bodies through these before a protocol SDK sees them, so a
+hostile body is refused the same way everywhere and never reaches a capability:
+
+* :func:`loads_strict` parses JSON text the strict way: UTF-8 only, no duplicate object keys
+  (parsers disagree on which one wins), no ``NaN``/``Infinity`` literals, no lone UTF-16
+  surrogates (``"\\ud800"`` cannot be stored or re-encoded as UTF-8), and at most
+  :data:`DEFAULT_MAX_DEPTH` levels of nesting.
+* :class:`JsonBodyGuard` is ASGI middleware applying it to ``POST`` bodies, with a byte limit
+  answered ``413`` and, optionally, a JSON ``Content-Type`` (``415``) and ``Host``/``Origin``
+  allow-lists (``421``/``403``, against DNS rebinding and cross-site pages).
+
+Example::
+
+    app = Starlette(routes=..., middleware=[
+        Middleware(JsonBodyGuard, max_body=1 << 20, jsonrpc_paths={"/rpc"}),
+    ])
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any, Final, cast
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "LOOPBACK_HOSTS",
+    "JsonBodyGuard",
+    "WireError",
+    "is_json_content_type",
+    "loads_strict",
+]
+
+DEFAULT_MAX_DEPTH: Final = 100
+"""Deepest nesting (objects and arrays) accepted in a request body."""
+
+LOOPBACK_HOSTS: Final[tuple[str, ...]] = ("127.0.0.1", "localhost", "::1")
+"""Host names that always name this machine."""
+
+
+class WireError(Exception):
+    """A request body refused before it was understood.
+
+    Attributes:
+        status: the HTTP status to answer (400, 413, 415, ...).
+        code: a short machine-readable reason (``"malformed"``, ``"too-large"``, ...).
+        text: one sentence for the calling agent, with no parser internals.
+    """
+
+    def __init__(self, status: int, code: str, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.code = code
+        self.text = text
+
+
+_NOT_JSON = 'The body is not valid JSON; send one JSON object such as {"title": "Milk"}.'
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise WireError(400, "malformed", "The body repeats a key inside one JSON object.")
+    return out
+
+
+def _no_constants(name: str) -> Any:
+    raise WireError(400, "malformed", f"The body holds {name}, which is not a JSON number.")
+
+
+def _check(value: Any, max_depth: int) -> None:
+    """Depth and string checks, iteratively (a deep value cannot exhaust the stack here)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            _utf8(node)
+        elif isinstance(node, dict):
+            if depth > max_depth:
+                raise _too_deep(max_depth)
+            for key, item in cast(dict[str, Any], node).items():
+                _utf8(key)
+                stack.append((item, depth + 1))
+        elif isinstance(node, list):
+            if depth > max_depth:
+                raise _too_deep(max_depth)
+            stack.extend((item, depth + 1) for item in cast(list[Any], node))
+
+
+def _utf8(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise WireError(
+            400,
+            "malformed",
+            "The JSON body holds a lone UTF-16 surrogate escape, which is not text.",
+        ) from None
+
+
+def _too_deep(max_depth: int) -> WireError:
+    return WireError(
+        400, "malformed", f"The JSON body is nested more than {max_depth} levels deep."
+    )
+
+
+def loads_strict(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Parse one JSON document strictly.
+
+    Args:
+        data: the body (UTF-8 bytes) or its text.
+        max_depth: deepest nesting of objects and arrays accepted.
+
+    Returns:
+        The parsed value (dicts, lists, str, int, float, bool, None).
+
+    Raises:
+        WireError: status 400 when the body is not UTF-8, not JSON, repeats a key in one
+            object, holds ``NaN``/``Infinity``, a lone surrogate, or nests too deeply. The
+            text never quotes the parser.
+
+    Example:
+        >>> loads_strict(b'{"a": 1, "a": 2}')
+        Traceback (most recent call last):
+        WireError: The body repeats a key inside one JSON object.
+    """
+    if isinstance(data, bytes | bytearray):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            raise WireError(400, "malformed", "The body is not UTF-8 encoded JSON.") from None
+    else:
+        text = data
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except WireError:
+        raise
+    except RecursionError:
+        raise _too_deep(max_depth) from None
+    except ValueError:
+        raise WireError(400, "malformed", _NOT_JSON) from None
+    _check(value, max_depth)
+    return value
+
+
+def is_json_content_type(content_type: str | None) -> bool:
+    """``application/json`` or ``application/*+json`` (parameters such as charset allowed)."""
+    if not content_type:
+        return False
+    mime = content_type.split(";", 1)[0].strip().lower()
+    return mime == "application/json" or (
+        mime.startswith("application/") and mime.endswith("+json")
+    )
+
+
+def _host_name(value: str) -> str:
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[1:end] if end > 0 else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _origin_host(origin: str) -> str | None:
+    scheme, sep, rest = origin.strip().lower().partition("://")
+    if not sep or scheme not in ("http", "https"):
+        return None
+    return _host_name(rest.split("/", 1)[0])
+
+
+Render = Callable[[Scope, WireError], Response]
+
+
+def _jsonrpc_error(_scope: Scope, err: WireError) -> Response:
+    code = -32700 if err.status == 400 else -32600
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": err.text}}
+    return JSONResponse(body, status_code=err.status)
+
+
+def _plain_error(_scope: Scope, err: WireError) -> Response:
+    body = {"error": {"code": err.status, "status": err.code, "message": err.text}}
+    return JSONResponse(body, status_code=err.status)
+
+
+class JsonBodyGuard:
+    """ASGI middleware: refuse hostile requests before the application reads them.
+
+    For every HTTP request: when ``allowed_hosts`` is given, the ``Host`` must name one of them
+    (any port; else 421) and an ``Origin``, when sent, must too (else 403). For ``POST``: the
+    body is read up to ``max_body`` bytes (a larger declared or streamed body is 413), must
+    carry a JSON ``Content-Type`` when ``require_json`` (else 415), and must pass
+    :func:`loads_strict` (else 400). The body is then replayed to the application unchanged.
+
+    Refusals are JSON: a JSON-RPC error object (``id: null``; ``-32700`` for a body that does
+    not parse, ``-32600`` otherwise) for paths in ``jsonrpc_paths`` (or every path when it is
+    ``None``), else ``{"error": {"code", "status", "message"}}``.
+
+    Args:
+        app: the ASGI application to protect.
+        max_body: the largest accepted body, in bytes.
+        jsonrpc_paths: paths answered with JSON-RPC errors; ``None`` means all.
+        require_json: refuse ``POST`` bodies without a JSON content type.
+        allowed_hosts: accepted host names (``"*"`` accepts any); ``None`` skips the check.
+        max_depth: deepest nesting accepted.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body: int,
+        jsonrpc_paths: Iterable[str] | None = None,
+        require_json: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        if max_body < 2:
+            raise ValueError("max_body must be at least 2 bytes")
+        self.app = app
+        self.max_body = max_body
+        self.jsonrpc_paths = None if jsonrpc_paths is None else frozenset(jsonrpc_paths)
+        self.require_json = require_json
+        hosts = None if allowed_hosts is None else {h.lower().strip("[]") for h in allowed_hosts}
+        self.allowed_hosts = None if hosts is None or "*" in hosts else frozenset(hosts)
+        self.max_depth = max_depth
+
+    def _render(self, scope: Scope, err: WireError) -> Response:
+        path = scope.get("path", "")
+        if self.jsonrpc_paths is None or path in self.jsonrpc_paths:
+            return _jsonrpc_error(scope, err)
+        return _plain_error(scope, err)
+
+    def _refusal(self, scope: Scope, headers: Headers) -> WireError | None:
+        if self.allowed_hosts is not None:
+            host = headers.get("host")
+            if host is not None and _host_name(host) not in self.allowed_hosts:
+                return WireError(421, "host", "This server does not answer for that host name.")
+            origin = headers.get("origin")
+            if origin is not None and _origin_host(origin) not in self.allowed_hosts:
+                return WireError(403, "origin", "Calls from that origin are not accepted.")
+        if scope.get("method") != "POST":
+            return None
+        if self.require_json and not is_json_content_type(headers.get("content-type")):
+            return WireError(
+                415, "content-type", "Send a JSON body (Content-Type: application/json)."
+            )
+        declared = headers.get("content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                return WireError(400, "malformed", "The Content-Length is not a number.")
+            if size > self.max_body:
+                return self._too_large()
+        return None
+
+    def _too_large(self) -> WireError:
+        return WireError(
+            413, "too-large", f"The body is larger than the {self.max_body}-byte limit."
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        refused = self._refusal(scope, headers)
+        if refused is not None:
+            await self._render(scope, refused)(scope, receive, send)
+            return
+        if scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        trailing: Message | None = None
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                trailing = message  # the client went away before the body ended
+                break
+            body += message.get("body", b"")
+            if len(body) > self.max_body:
+                await self._render(scope, self._too_large())(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        if trailing is None and body.strip():
+            try:
+                loads_strict(bytes(body), max_depth=self.max_depth)
+            except WireError as err:
+                await self._render(scope, err)(scope, receive, send)
+                return
+        replay: deque[Message] = deque(
+            [{"type": "http.request", "body": bytes(body), "more_body": False}]
+        )
+        if trailing is not None:
+            replay.append(trailing)
+
+        async def replayed() -> Message:
+            if replay:
+                return replay.popleft()
+            return await receive()
+
+        await self.app(scope, replayed, send)
