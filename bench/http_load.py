@@ -97,21 +97,27 @@ async def _measure(kind: str, seconds: float) -> dict[str, Any]:
     return {"rate": ok / elapsed, "ok": ok, "errors": errors, "applied": applied}
 
 
-async def run(seconds: float = 8.0) -> list[Row]:
-    base = await _measure("fastmcp", seconds)
-    ours = await _measure("ours", seconds)
+async def run(seconds: float = 6.0, repeats: int = 2) -> list[Row]:
+    """Alternate the two servers ``repeats`` times; each side keeps its best run."""
+    runs: dict[str, list[dict[str, Any]]] = {"fastmcp": [], "ours": []}
+    for _ in range(repeats):
+        for kind in ("fastmcp", "ours"):
+            runs[kind].append(await _measure(kind, seconds))
+    base = max(runs["fastmcp"], key=lambda r: r["rate"])
+    ours = max(runs["ours"], key=lambda r: r["rate"])
     ratio = ours["rate"] / base["rate"]
-    exact = ours["applied"] == ours["ok"] and ours["errors"] == 0
+    exact = all(r["applied"] == r["ok"] and r["errors"] == 0 for r in runs["ours"])
     return [
         Row(
             "4. MCP over HTTP, 50 clients",
-            f"tools/call per second for {seconds:g} s each",
+            f"tools/call per second, best of {repeats} × {seconds:g} s, servers alternated",
             f"{ours['rate']:.0f}/s, {ours['errors']} errors, "
             f"applied {ours['applied']}/{ours['ok']}",
             f"FastMCP {base['rate']:.0f}/s, {base['errors']} errors",
             ratio,
             "≥ 1.0×, zero errors, applied = accepted",
             ratio >= 1.0 and exact,
+            "all runs exact" if exact else "a run lost or duplicated a Message",
         )
     ]
 

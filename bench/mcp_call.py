@@ -30,7 +30,7 @@ from foldkit_agent import Program, agent
 from foldkit_agent.adapters.mcp import OUTPUT_SCHEMA, mcp_server
 from foldkit_agent.message import Message, message_union
 
-from .harness import compare, us
+from .harness import Row, compare, us
 
 
 class Model(BaseModel, frozen=True):
@@ -103,8 +103,9 @@ def many(n: int) -> tuple[Any, list[types.Tool]]:
     return definition, tools
 
 
-async def main() -> None:
-    rows: list[tuple[str, str, str, str, str]] = []
+async def run() -> list[Row]:
+    """Scenarios 3 and 5 as result rows (see the module docstring)."""
+    rows: list[Row] = []
     async with Program(init=Model(), update=update).run() as running:
         host = running.host
         rt = agent.bind(
@@ -113,54 +114,55 @@ async def main() -> None:
             ),
             host=host,
         )
-        ours_server = mcp_server(rt, name="ours", version="1")
         fm = fastmcp_server(host)
         async with (
-            Client(ours_server) as ours,
+            Client(mcp_server(rt, name="ours", version="1")) as ours,
+            Client(fm._mcp_server) as fast,  # the same official client drives both
             Client(floor_server([NOOP])) as floor,
         ):
-            from fastmcp import Client as FastClient
 
-            async with FastClient(fm) as fast:
+            async def call_ours() -> None:
+                r = await ours.call_tool("set_quantity", ARGS)
+                assert not r.is_error
 
-                async def call_ours() -> None:
-                    r = await ours.call_tool("set_quantity", ARGS)
-                    assert not r.is_error
+            async def call_fast() -> None:
+                r = await fast.call_tool("set_quantity", ARGS)
+                assert not r.is_error
 
-                async def call_fast() -> None:
-                    r = await fast.call_tool("set_quantity", ARGS)
-                    assert not r.is_error
+            async def call_floor() -> None:
+                await floor.call_tool("noop", {})
 
-                async def call_floor() -> None:
-                    await floor.call_tool("noop", {})
-
-                vs_fast = await compare(call_ours, call_fast, batch=50, rounds=30, warmup=200)
-                vs_floor = await compare(call_ours, call_floor, batch=50, rounds=30, warmup=200)
-            rows.append(
-                (
-                    "tools/call vs FastMCP 4",
-                    f"{us(vs_fast.ours_p50)} / {us(vs_fast.ours_p90)}",
-                    f"{us(vs_fast.base_p50)} / {us(vs_fast.base_p90)}",
-                    f"{vs_fast.ratio:.2f}x",
-                    "<= 1.0x",
-                )
+            vs_fast = await compare(call_ours, call_fast, batch=50, rounds=30, warmup=200)
+            vs_floor = await compare(call_ours, call_floor, batch=50, rounds=30, warmup=200)
+        rows.append(
+            Row(
+                "3. MCP tools/call, in-memory",
+                "vs a hand-written FastMCP 4 tool (same validation and Message)",
+                f"p50 {us(vs_fast.ours_p50)}, p90 {us(vs_fast.ours_p90)}",
+                f"p50 {us(vs_fast.base_p50)}, p90 {us(vs_fast.base_p90)}",
+                vs_fast.ratio,
+                "≤ 1.0×",
+                vs_fast.ratio <= 1.0,
             )
-            rows.append(
-                (
-                    "tools/call vs floor (no-op tool)",
-                    f"{us(vs_floor.ours_p50)} / {us(vs_floor.ours_p90)}",
-                    f"{us(vs_floor.base_p50)} / {us(vs_floor.base_p90)}",
-                    f"{vs_floor.ratio:.2f}x",
-                    "",
-                )
+        )
+        rows.append(
+            Row(
+                "3. MCP tools/call, in-memory",
+                "vs the bare low-level server with a no-op tool (the floor)",
+                f"p50 {us(vs_floor.ours_p50)}",
+                f"p50 {us(vs_floor.base_p50)}",
+                vs_floor.ratio,
+                "reported",
+                None,
             )
+        )
+        per_tool: dict[int, float] = {}
+        floor_per_tool: dict[int, float] = {}
         for n in (10, 100, 1000):
             definition, tools = many(n)
             big = agent.bind(definition=definition, host=host)
-            async with (
-                Client(mcp_server(big, name="ours", version="1")) as ours,
-                Client(floor_server(tools)) as floor,
-            ):
+            server = mcp_server(big, name="ours", version="1")
+            async with Client(server) as ours, Client(floor_server(tools)) as floor:
 
                 async def list_ours() -> None:
                     assert len((await ours.list_tools()).tools) == n  # noqa: B023
@@ -168,47 +170,57 @@ async def main() -> None:
                 async def list_floor() -> None:
                     assert len((await floor.list_tools()).tools) == n  # noqa: B023
 
-                rounds, batch = (20, 20) if n < 1000 else (10, 5)
-                cmp = await compare(list_ours, list_floor, batch=batch, rounds=rounds, warmup=5)
-            server = mcp_server(big, name="ours", version="1")
+                rounds, batch = (20, 20) if n < 1000 else (6, 3)
+                cmp = await compare(list_ours, list_floor, batch=batch, rounds=rounds, warmup=3)
             handler = server.get_request_handler("tools/list")
             assert handler is not None
             ctx: Any = _FakeCtx()
 
-            async def serve_ours() -> None:
-                result = await handler.handler(ctx, None)  # noqa: B023
-                result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            async def handle() -> None:
+                await handler.handler(ctx, None)  # noqa: B023
 
-            async def serve_floor() -> None:
-                result = types.ListToolsResult(tools=tools)  # noqa: B023
-                result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            async def nothing() -> None:
+                pass
 
-            side = await compare(serve_ours, serve_floor, batch=5, rounds=10, warmup=3)
+            ours_only = await compare(handle, nothing, batch=20, rounds=10, warmup=5)
+            per_tool[n] = ours_only.ours_p50 / n
+            floor_per_tool[n] = cmp.base_p50 / n
             rows.append(
-                (
-                    f"tools/list server side (handler + JSON), {n:,}",
-                    f"{us(side.ours_p50)} / {us(side.ours_p90)}",
-                    f"{us(side.base_p50)} / {us(side.base_p90)}",
-                    f"{side.ratio:.2f}x",
-                    "",
+                Row(
+                    "5. MCP tools/list",
+                    f"{n:,} capabilities: our handler alone; the SDK round trip",
+                    f"handler {us(ours_only.ours_p50)}; round trip {us(cmp.ours_p50)}",
+                    f"bare SDK server, same tools: {us(cmp.base_p50)}",
+                    cmp.ratio,
+                    "≤ 5 ms at 1,000" if n == 1000 else "reported",
+                    cmp.ours_p50 <= 5000 if n == 1000 else None,
+                    "our handler is far inside it; the SDK's serialization and the client's "
+                    "validation of 1,000 tools are not (the bare server takes as long)"
+                    if n == 1000
+                    else "",
                 )
             )
-            rows.append(
-                (
-                    f"tools/list, {n:,} capabilities",
-                    f"{us(cmp.ours_p50)} / {us(cmp.ours_p90)}",
-                    f"{us(cmp.base_p50)} / {us(cmp.base_p90)}",
-                    f"{cmp.ratio:.2f}x",
-                    "<= 5 ms" if n == 1000 else "",
-                )
+        growth = per_tool[1000] / per_tool[100]
+        rows.append(
+            Row(
+                "5. MCP tools/list",
+                "growth of our handler: per-tool cost at 1,000 vs at 100",
+                f"{us(per_tool[1000])} per tool",
+                f"{us(per_tool[100])} per tool",
+                growth,
+                "linear (≤ 1.5×)",
+                growth <= 1.5,
+                f"the SDK round trip grows {floor_per_tool[1000] / floor_per_tool[100]:.1f}× "
+                "per tool on the bare server too",
             )
-    print(
-        f"Python {platform.python_version()}, {platform.system()}; in-memory mcp.Client, modern era"
-    )
-    print("| scenario | ours p50 / p90 | baseline p50 / p90 | ratio (p50) | target |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+        )
+    return rows
+
+
+async def main() -> None:
+    print(f"Python {platform.python_version()}; in-memory mcp.Client, modern era")
+    for row in await run():
+        print(row)
 
 
 if __name__ == "__main__":

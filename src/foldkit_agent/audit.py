@@ -25,6 +25,7 @@ import os
 import queue
 import sqlite3
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -197,7 +198,9 @@ class AuditLog:
         if sink is not None and not callable(getattr(sink, "write", None)):
             raise TypeError("audit sink must have write(entries)")
         self.capacity = capacity
-        self._entries: deque[AuditEntry] = deque(maxlen=capacity)
+        # Rows, not entries: building an AuditEntry (and its datetime) costs more than the rest
+        # of recording, so it happens when entries are read or handed to a sink.
+        self._entries: deque[_Row] = deque(maxlen=capacity)
         self._principal = principal
         self._include_input = include_input
         self._redact = frozenset(redact)
@@ -236,14 +239,32 @@ class AuditLog:
         outcome: str,
         input: Any = None,
     ) -> AuditEntry:
-        """Record one decision; the runtime calls this once per invocation.
+        """Record one decision (see :meth:`note`) and return the :class:`AuditEntry` kept.
 
         Never raises for what it is given: a principal projection that raises records no
         principal, and an input that cannot be copied is recorded as ``"[unrecordable]"``.
         Never blocks on the sink.
+        """
+        return _entry_of(
+            self.note(
+                invocation_id, transport, capability, tag, principal, decision, outcome, input
+            )
+        )
 
-        Returns:
-            the :class:`AuditEntry` kept.
+    def note(
+        self,
+        invocation_id: str,
+        transport: str,
+        capability: str,
+        tag: str | None,
+        principal: Any,
+        decision: Decision,
+        outcome: str,
+        input: Any = None,
+    ) -> tuple[Any, ...]:
+        """Record one decision without building its entry yet; what the runtime calls.
+
+        Same rules as :meth:`record`; returns the stored row (``at`` as a POSIX timestamp).
         """
         who = None
         if principal is not None and self._principal is not None:
@@ -260,24 +281,24 @@ class AuditLog:
                 kept_input = redact(input, self._redact)
             except RecursionError:
                 kept_input = UNRECORDABLE
-        entry = AuditEntry(
-            at=datetime.now(UTC),
-            invocation_id=_text(invocation_id),
-            transport=_text(transport),
-            capability=_text(capability),
-            tag=tag,
-            principal=who,
-            decision=decision,
-            outcome=outcome,
-            input=kept_input,
+        row: _Row = (
+            time.time(),
+            _text(invocation_id),
+            _text(transport),
+            _text(capability),
+            tag,
+            who,
+            decision,
+            outcome,
+            kept_input,
         )
         with self._lock:
             if len(self._entries) == self.capacity:
                 self.evicted += 1
-            self._entries.append(entry)
+            self._entries.append(row)
         if self._sink is not None:
-            self._forward(entry)
-        return entry
+            self._forward(_entry_of(row))
+        return row
 
     def _forward(self, entry: AuditEntry) -> None:
         with self._cond:
@@ -358,7 +379,8 @@ class AuditLog:
     def entries(self) -> list[AuditEntry]:
         """The kept entries, oldest first (a copy)."""
         with self._lock:
-            return list(self._entries)
+            rows = list(self._entries)
+        return [_entry_of(row) for row in rows]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -437,9 +459,18 @@ def _should_log(failures: int) -> bool:
     return failures in (1, 10) or (failures % 100 == 0)
 
 
+_Row = tuple[float, str, str, str, "str | None", Any, "Decision", str, Any]
+
+
+def _entry_of(row: tuple[Any, ...]) -> AuditEntry:
+    return AuditEntry(datetime.fromtimestamp(row[0], UTC), *row[1:])
+
+
 def _text(value: str) -> str:
     """``value`` as storable text: a lone UTF-16 surrogate (valid in a JSON escape, but not
     encodable as UTF-8) becomes U+FFFD, so no sink can fail on an entry that carries one."""
+    if type(value) is str and value.isascii():
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

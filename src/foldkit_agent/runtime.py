@@ -390,15 +390,15 @@ class AgentRuntime(Generic[M, P]):
                     span.set_attribute("agent.decision", decision)
                     span.set_attribute("agent.outcome", outcome)
                 if self.audit is not None:
-                    self.audit.record(
-                        invocation_id=inv.id,
-                        transport=inv.transport,
-                        capability=name,
-                        tag=cap.tag if cap is not None else None,
-                        principal=principal,
-                        decision=decision,  # type: ignore[arg-type]
-                        outcome=outcome,
-                        input=payload,
+                    self.audit.note(
+                        inv.id,
+                        inv.transport,
+                        name,
+                        cap.tag if cap is not None else None,
+                        principal,
+                        decision,  # type: ignore[arg-type]
+                        outcome,
+                        payload,
                     )
 
     async def _resolve_principal(self, cap: Capability, inv: Invocation) -> Any:
