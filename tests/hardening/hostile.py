@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -172,3 +172,14 @@ def sse_or_json(text: str) -> dict[str, Any]:
     messages = [json.loads(d) for d in data if d]
     assert len(messages) == 1, text[:500]
     return messages[0]
+
+
+async def until(condition: Callable[[], bool], bound: float = 10.0) -> None:
+    """Wait until ``condition()`` holds, polling; fail after ``bound`` seconds.
+
+    For states with no event to wait on (``runtime.pending()``, a response list); the bound turns
+    a hang into a failure instead of a stalled CI run.
+    """
+    with anyio.fail_after(bound):
+        while not condition():  # noqa: ASYNC110
+            await anyio.sleep(0.005)
