@@ -73,5 +73,7 @@ async def compare(
 
 
 def us(value: float) -> str:
-    """Format microseconds."""
+    """Format microseconds (as nanoseconds below 1 µs, milliseconds above 1,000 µs)."""
+    if value < 1:
+        return f"{value * 1000:.0f} ns"
     return f"{value:.1f} µs" if value < 1000 else f"{value / 1000:.2f} ms"

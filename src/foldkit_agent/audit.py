@@ -216,7 +216,7 @@ class AuditLog:
         self._sink_linger = max(0.0, sink_linger)
         self._lock = threading.Lock()  # the ring buffer and eviction counter
         self._cond = threading.Condition(threading.Lock())  # everything below
-        self._pending: deque[AuditEntry] = deque()
+        self._pending: deque[_Row] = deque()  # rows; the pump thread builds the entries
         self._accepted = 0  # entries put in _pending, ever
         self._handled = 0  # entries taken out of _pending and written (or failed), ever
         self._flushing = 0  # flush() callers waiting: the pump skips its linger
@@ -297,10 +297,10 @@ class AuditLog:
                 self.evicted += 1
             self._entries.append(row)
         if self._sink is not None:
-            self._forward(_entry_of(row))
+            self._forward(row)
         return row
 
-    def _forward(self, entry: AuditEntry) -> None:
+    def _forward(self, entry: _Row) -> None:
         with self._cond:
             if self._closing or len(self._pending) >= self._sink_queue:
                 self.sink_dropped += 1
@@ -337,8 +337,9 @@ class AuditLog:
                 if not self._pending and self._closing:
                     break
                 n = min(len(self._pending), self._sink_batch)
-                batch = [self._pending.popleft() for _ in range(n)]
+                rows = [self._pending.popleft() for _ in range(n)]
             failed: str | None = None
+            batch = [_entry_of(row) for row in rows]
             try:
                 sink.write(batch)
             except BaseException as exc:  # a sink must never take the pump down

@@ -1,0 +1,210 @@
+"""``make bench``: every scenario, each against its baseline in the same run.
+
+    python -m bench [--quick] [--no-write]
+
+Prints one table (median, p90, ratio to baseline, target, met) and writes it, with the
+machine, versions and date, to ``docs/benchmarks.md``. Timings are never asserted in tests;
+this is where they are measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+
+from . import audit_sink, completion, dispatch, http_load, mcp_call, memory
+from .harness import Row
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+async def audit_rows(quick: bool) -> list[Row]:
+    """Scenario 8: the SQLite sink's throughput and its effect on dispatch."""
+    entries = 20_000 if quick else 100_000
+    with tempfile.TemporaryDirectory(prefix="foldkit-bench-") as tmp:
+        root = Path(tmp)
+        rate, rows = await asyncio.to_thread(audit_sink.end_to_end_rate, root / "e2e.db", entries)
+        off, on, _ = await asyncio.to_thread(
+            audit_sink.dispatch_p50, root / "dispatch.db", 5_000 if quick else 20_000, 10
+        )
+    assert rows == entries
+    ratio = on / off
+    return [
+        Row(
+            "8. SQLite audit sink",
+            f"record → committed, {entries:,} entries",
+            f"{rate:,.0f} entries/s",
+            "—",
+            None,
+            "≥ 20,000/s",
+            rate >= 20_000,
+        ),
+        Row(
+            "8. SQLite audit sink",
+            "dispatch p50 with the sink on vs off",
+            f"{on:.1f} µs",
+            f"{off:.1f} µs",
+            ratio,
+            "≤ 1.2×",
+            ratio <= 1.2,
+        ),
+    ]
+
+
+def scenarios(quick: bool) -> list[tuple[str, Callable[[], Awaitable[list[Row]]]]]:
+    return [
+        ("dispatch", dispatch.run),
+        ("mcp_call", mcp_call.run),
+        ("http_load", lambda: http_load.run(3.0 if quick else 6.0)),
+        ("completion", completion.run),
+        ("memory", memory.run),
+        ("audit_sink", lambda: audit_rows(quick)),
+    ]
+
+
+def _ratio(row: Row) -> str:
+    return "—" if row.ratio is None else f"{row.ratio:.2f}×"
+
+
+def _met(row: Row) -> str:
+    return {True: "yes", False: "**no**", None: "—"}[row.met]
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| scenario | measure | ours | baseline | ratio | target | met |",
+        "| --- | --- | --- | --- | ---: | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.scenario} | {r.measure} | {r.ours} | {r.baseline} | {_ratio(r)} | "
+            f"{r.target} | {_met(r)} |"
+        )
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    packages = ", ".join(
+        f"{name} {version(name)}"
+        for name in ("pydantic", "mcp", "fastmcp", "a2a-sdk", "starlette", "uvicorn")
+    )
+    return (
+        f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+        f"- machine: {os.cpu_count()} cores, {cpu}, {platform.system()} {platform.release()}\n"
+        f"- Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}\n"
+        f"- {packages}"
+    )
+
+
+NOTES = """\
+## How each scenario is measured
+
+1. **In-process dispatch**: `runtime.messages.dispatch_unknown("set_quantity", payload)` on
+   a 2-field capability with an in-memory audit log, against the bare
+   `host.dispatch(SetQuantity.model_validate(payload))` on the same running Program, in
+   alternating batches. Ours does more than the baseline by design: a fresh invocation id, one
+   Model read, the availability check, strict JSON-side decoding (undeclared fields refused at
+   any depth), one audit row, and the span check. What was tried, in order of gain: skipping
+   OpenTelemetry when no tracer provider is configured (the API's `get_tracer_provider()`
+   reads `os.environ` on every call), storing audit rows as tuples and building `AuditEntry`
+   objects only when read, encoding the wire payload with pydantic-core instead of the
+   stdlib encoder, and cheaper invocation ids: 13.0 µs → 4.7 µs. What remains is a handful of
+   frozen dataclass constructions (invocation, result), the coroutine frames, and the
+   decoder's JSON round trip; without the audit log the ratio is under 3×.
+2. **Guarded dispatch**: the same with an `available` predicate, an `authorize` hook, a
+   principal provider, and an audit log that keeps the input with a field redacted.
+3. **MCP tools/call**: one official `mcp.Client` per server over the in-memory transport
+   (modern era), alternating batches: ours (`mcp_server(runtime)`), a hand-written FastMCP 4
+   tool that validates the same input with pydantic and dispatches the same Message (driven
+   through its low-level server by the same client), and the SDK's bare server with a no-op
+   tool (the floor). The gap to the floor is mostly the client validating structured content
+   against the tool's output schema, which the no-op tool does not declare.
+4. **MCP over streamable HTTP**: each server in its own process on a loopback port
+   (`bench/servers.py`), 50 official clients in this process, all connected before timing
+   starts, each calling for a fixed time; servers alternated, best run each. The 2-core
+   machine shares its cores between the clients and the server, so both numbers are bounded
+   by the clients as much as by the servers. Every run checks that the Messages applied equal
+   the calls accepted. Both servers set `TCP_NODELAY`: without it a modern-era call waits out
+   a delayed ACK (about 44 ms a call instead of about 2 ms).
+5. **MCP tools/list**: our handler alone (it builds the tools once per runtime and filters by
+   availability), and the round trip through the official client, against the SDK's bare
+   server returning the same precomputed tools. The 5 ms target is met by our handler; the
+   round trip is dominated by the SDK serializing 1,000 tool objects (with their schemas) and
+   the client validating them, which the bare server pays alike.
+6. **Completion in flight**: 1,000 and 10,000 invocations waiting on a correlated result;
+   the time to route each result Message to its waiter. Keyed correlation
+   (`agent.by_invocation_id`) is a dictionary lookup; a predicate `correlate` is tried in
+   order and so grows with the number pending (reported, by design).
+7. **Memory**: `tracemalloc` growth while binding 10,000 runtimes (one per tenant) to hosts
+   that already hold their Models.
+8. **SQLite audit sink**: `record` for every entry until SQLite has committed them all (WAL,
+   one writer thread, batches of up to 1,000), and dispatch p50 with the sink on vs off.
+"""
+
+
+def write(rows: list[Row], elapsed: float) -> None:
+    missed = [r for r in rows if r.met is False]
+    summary = (
+        "Every target is met."
+        if not missed
+        else "Missed: " + "; ".join(f"{r.scenario} ({r.measure})" for r in missed) + "."
+    )
+    text = (
+        "# Benchmarks\n\n"
+        "`make bench` (`python -m bench`) runs every scenario below, each against its baseline "
+        "in the same process and run, so the ratios hold on a noisy machine. Tests never "
+        "assert timings.\n\n"
+        f"{machine()}\n- whole run: {elapsed:.0f} s\n\n"
+        f"{table(rows)}\n\n{summary} Notes on each scenario follow.\n\n{NOTES}"
+    )
+    DOCS.write_text(text)
+
+
+async def run_all(quick: bool) -> list[Row]:
+    rows: list[Row] = []
+    for name, scenario in scenarios(quick):
+        started = time.perf_counter()
+        got = await scenario()
+        print(f"  {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+        rows.extend(got)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
+    parser.add_argument("--no-write", action="store_true", help="do not write docs/benchmarks.md")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    rows = asyncio.run(run_all(args.quick))
+    elapsed = time.perf_counter() - started
+    print(table(rows))
+    for row in rows:
+        if row.met is not None:
+            print(f"{'met   ' if row.met else 'MISSED'} {row.scenario}: {row.measure}")
+    if not args.no_write:
+        write(rows, elapsed)
+        print(f"wrote {DOCS}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
