@@ -141,6 +141,7 @@ DEFAULT_MAX_BODY = 1024 * 1024
 """Largest request body :func:`a2a_app` accepts, in bytes (1 MiB); larger is HTTP 413."""
 
 _CREDENTIALS_KEY = "foldkit_agent.credentials"
+_SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
 _CANCEL_GRACE = 2.0  # seconds cancel() waits for the running call to record its own answer
 _GENERIC_FAILURE = "The call failed unexpectedly; whether it was applied is unknown."
 
@@ -550,6 +551,26 @@ class CapabilityExecutor(AgentExecutor):
         )
 
 
+async def _settle(handler: DefaultRequestHandler, grace: float) -> None:
+    """Wait up to ``grace`` seconds for the SDK to deliver the events already published.
+
+    ``aclose`` force-closes its active tasks; one closed before it consumed a task's last
+    status update would answer the caller with a task still ``WORKING``. The registry has no
+    public accessor in a2a-sdk 1.3, hence the guarded private reads.
+    """
+    registry = getattr(handler, "_active_task_registry", None)
+    active: Any = getattr(registry, "_active_tasks", None)
+    if not isinstance(active, dict):
+        return
+    events = [getattr(t, "_is_finished", None) for t in cast(dict[str, Any], active).values()]
+    waits = [asyncio.ensure_future(e.wait()) for e in events if isinstance(e, asyncio.Event)]
+    if waits:
+        await asyncio.wait(waits, timeout=grace)
+    for wait in waits:
+        wait.cancel()
+    await asyncio.sleep(0)  # let the requests waiting on those events write their answers
+
+
 async def _quietly(step: Awaitable[None]) -> None:
     with suppress(RuntimeError):  # the task already reached a terminal state
         await step
@@ -681,10 +702,18 @@ def _value(part: Part) -> Any:
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
-    """Adds the Starlette-authenticated caller (or ``None``) to the call context's state."""
+    """Adds the Starlette-authenticated caller (or ``None``) to the call context's state.
+
+    The raw ``Authorization`` and ``Cookie`` headers are dropped from ``state["headers"]``:
+    authentication already consumed them, and the SDK logs the call context at DEBUG level.
+    """
 
     def build(self, request: Request) -> ServerCallContext:
         ctx = super().build(request)
+        headers = ctx.state.get("headers")
+        if isinstance(headers, dict):
+            for secret in _SECRET_HEADERS:
+                cast(dict[str, Any], headers).pop(secret, None)
         ctx.state[_CREDENTIALS_KEY] = _caller(request)
         return ctx
 
@@ -879,6 +908,7 @@ def a2a_app(
         finally:
             # Calls still running answer "cancelled, outcome unknown" before the SDK drains.
             await executor.abort_runs(_CANCEL_GRACE)
+            await _settle(handler, _CANCEL_GRACE)
             await handler.aclose()
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
