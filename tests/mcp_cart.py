@@ -243,14 +243,14 @@ async def run_cart(definition: Any = Definition) -> AsyncGenerator[CartApp]:
         rt = Cart.bind(definition=definition, host=running.host, audit=audit, principal=principal)
         cart = CartApp(running, rt, audit)
         unobserve = running.host.observe(cart.applied.append)
-        original: Callable[..., Any] = audit.record
+        original: Callable[..., Any] = audit.note
 
-        def record(**kw: Any) -> Any:
-            out = original(**kw)
+        def note(*args: Any) -> Any:
+            out = original(*args)
             cart.recorded.set()
             return out
 
-        audit.record = record  # type: ignore[method-assign]
+        audit.note = note  # type: ignore[method-assign]
         try:
             yield cart
         finally:
