@@ -25,7 +25,7 @@ from mcp_helpers import connected
 
 from examples.todo import run_todo
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
-from foldkit_agent.cli.serve import run_http
+from tests.support.serving import served
 
 pytestmark = pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 
@@ -45,22 +45,8 @@ VERIFIER = StaticTokenVerifier(
 @asynccontextmanager
 async def serving(rt: Any, verifier: Any = VERIFIER) -> AsyncGenerator[str]:
     """Serve ``rt`` over streamable HTTP on a free loopback port until the block ends."""
-    app = http_app(rt, name="test", version="1", token_verifier=verifier)
-    ready = anyio.Event()
-    port: list[int] = []
-
-    def on_ready(bound: int) -> None:
-        port.append(bound)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: run_http(app, host="127.0.0.1", port=0, on_ready=on_ready))
-        with anyio.fail_after(10):
-            await ready.wait()
-        try:
-            yield f"http://127.0.0.1:{port[0]}/mcp"
-        finally:
-            tg.cancel_scope.cancel()
+    async with served(http_app(rt, name="test", version="1", token_verifier=verifier)) as origin:
+        yield f"{origin}/mcp"
 
 
 def transport(url: str, token: str | None) -> Any:

@@ -24,7 +24,6 @@ from foldkit_agent import Host, Program, agent, surface
 from foldkit_agent.adapters.a2a import EXTENSION_URI, JSONRPC_PATH, a2a_app
 from foldkit_agent.adapters.mcp import http_app, mcp_server
 from foldkit_agent.audit import AuditEntry, JsonlAuditSink, SqliteAuditSink
-from foldkit_agent.cli.serve import run_http
 from foldkit_agent.errors import (
     AgentCancelledError,
     AgentCompletionTimeoutError,
@@ -40,6 +39,7 @@ from tests.hardening.hostile import (
     sse_or_json,
     until,
 )
+from tests.support.serving import served
 
 # A small application whose host can be told to fail in each way.
 
@@ -272,29 +272,10 @@ async def test_a_lone_surrogate_off_the_wire_never_costs_a_durable_sink_its_batc
 # -- disconnects and shutdown -----------------------------------------------------------------
 
 
-@asynccontextmanager
-async def uvicorn_serving(app: Any) -> AsyncIterator[str]:
-    ready = anyio.Event()
-    port: list[int] = []
-
-    def on_ready(bound: int) -> None:
-        port.append(bound)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: run_http(app, host="127.0.0.1", port=0, on_ready=on_ready))
-        with anyio.fail_after(10):
-            await ready.wait()
-        try:
-            yield f"http://127.0.0.1:{port[0]}"
-        finally:
-            tg.cancel_scope.cancel()
-
-
 async def test_an_mcp_http_client_that_disconnects_mid_call_aborts_it_f15() -> None:
     async with run_cart(LongWait) as cart:
         app = http_app(cart.rt, name="t", version="1")
-        async with uvicorn_serving(app) as base, httpx.AsyncClient(base_url=base) as http:
+        async with served(app) as base, httpx.AsyncClient(base_url=base) as http:
 
             async def call() -> None:
                 await http.post(

@@ -13,8 +13,6 @@ import gc
 import time
 import tracemalloc
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -26,7 +24,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp_cart import AddedItem, RemovedItem, Ticked, run_cart
 
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
-from foldkit_agent.cli.serve import run_http
+from tests.support.serving import served
 
 CLIENTS = 50
 MEMORY_BOUND = 16 * 1024 * 1024
@@ -44,25 +42,6 @@ MIX: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    ready = anyio.Event()
-    port: list[int] = []
-
-    def on_ready(bound: int) -> None:
-        port.append(bound)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: run_http(app, host="127.0.0.1", port=0, on_ready=on_ready))
-        with anyio.fail_after(10):
-            await ready.wait()
-        try:
-            yield f"http://127.0.0.1:{port[0]}/mcp"
-        finally:
-            tg.cancel_scope.cancel()
-
-
 @pytest.mark.soak
 async def test_fifty_mcp_http_clients_mixed_calls_nothing_lost_memory_flat(
     request: pytest.FixtureRequest,
@@ -78,7 +57,8 @@ async def test_fifty_mcp_http_clients_mixed_calls_nothing_lost_memory_flat(
     try:
         async with run_cart() as cart:
             app = http_app(cart.rt, name="soak", version="1", token_verifier=VERIFIER)
-            async with serving(app) as url:
+            async with served(app) as origin:
+                url = f"{origin}/mcp"
                 start = time.monotonic()
                 measured: dict[str, int] = {}
 
