@@ -42,6 +42,7 @@ from foldkit_agent.runtime import AgentRuntime
 from tests.a2a_support import BearerBackend, LabWaitAgent, lab_runtime, skill_request
 
 BASE = "http://testserver"
+GET_TASK = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}
 S = TaskState
 
 
@@ -335,7 +336,7 @@ async def test_unauthenticated_and_unauthorized_calls_are_rejected() -> None:
 async def test_a_bad_token_gets_a_generic_401() -> None:
     async with todo_app() as (app, _rt):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
-            r = await hc.post(JSONRPC_PATH, json={}, headers={"Authorization": "Bearer forged-tok"})
+            r = await hc.post(JSONRPC_PATH, json=GET_TASK, headers={"Authorization": "Bearer forged-tok"})
     assert r.status_code == 401
     assert "forged" not in r.text
 

@@ -35,6 +35,7 @@ __all__ = [
     "JsonBodyGuard",
     "WireError",
     "is_json_content_type",
+    "jsonrpc_problem",
     "loads_strict",
 ]
 
@@ -61,7 +62,13 @@ class WireError(Exception):
         self.text = text
 
 
-_NOT_JSON = 'The body is not valid JSON; send one JSON object such as {"title": "Milk"}.'
+_NOT_JSON = "The body is not valid JSON."
+_NOT_JSONRPC = (
+    'Send one JSON-RPC 2.0 request object: {"jsonrpc": "2.0", "id": 1, "method": "...", '
+    '"params": {...}}.'
+)
+MAX_DIGITS: Final = 4000
+"""Longest run of digits accepted in one JSON number (Python refuses past 4,300)."""
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -69,6 +76,14 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(out) != len(pairs):
         raise WireError(400, "malformed", "The body repeats a key inside one JSON object.")
     return out
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits) > MAX_DIGITS:
+        raise WireError(
+            400, "malformed", f"The body holds a number longer than {MAX_DIGITS:,} digits."
+        )
+    return int(digits)
 
 
 def _no_constants(name: str) -> Any:
@@ -139,7 +154,12 @@ def loads_strict(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
     else:
         text = data
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constants,
+            parse_int=_bounded_int,
+        )
     except WireError:
         raise
     except RecursionError:
@@ -148,6 +168,31 @@ def loads_strict(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         raise WireError(400, "malformed", _NOT_JSON) from None
     _check(value, max_depth)
     return value
+
+
+def jsonrpc_problem(value: Any) -> WireError | None:
+    """Why ``value`` is not one JSON-RPC 2.0 message, or ``None`` when it is one.
+
+    One object with ``"jsonrpc": "2.0"`` and either a string ``method`` (a request or a
+    notification) or a ``result``/``error`` (a response to the server); an ``id``, when
+    present, is a string or an integer. Batches are not accepted (MCP removed them; A2A never
+    had them). The answer is ``-32600`` (invalid request) with our own sentence.
+    """
+    if not isinstance(value, dict):
+        return WireError(400, "invalid-request", _NOT_JSONRPC)
+    message = cast(dict[str, Any], value)
+    if message.get("jsonrpc") != "2.0":
+        return WireError(400, "invalid-request", _NOT_JSONRPC)
+    has_method = isinstance(message.get("method"), str)
+    if not has_method and "result" not in message and "error" not in message:
+        return WireError(400, "invalid-request", _NOT_JSONRPC)
+    if "id" in message:
+        ident = message["id"]
+        if isinstance(ident, bool) or not isinstance(ident, str | int):
+            return WireError(
+                400, "invalid-request", "A JSON-RPC id must be a string or an integer."
+            )
+    return None
 
 
 def is_json_content_type(content_type: str | None) -> bool:
@@ -179,7 +224,7 @@ Render = Callable[[Scope, WireError], Response]
 
 
 def _jsonrpc_error(_scope: Scope, err: WireError) -> Response:
-    code = -32700 if err.status == 400 else -32600
+    code = -32700 if err.code == "malformed" else -32600
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": err.text}}
     return JSONResponse(body, status_code=err.status)
 
@@ -291,9 +336,17 @@ class JsonBodyGuard:
                 return
             if not message.get("more_body", False):
                 break
-        if trailing is None and body.strip():
+        if trailing is None:
+            jsonrpc = self.jsonrpc_paths is None or scope.get("path", "") in self.jsonrpc_paths
             try:
-                loads_strict(bytes(body), max_depth=self.max_depth)
+                if not body.strip():
+                    raise WireError(
+                        400, "malformed", _NOT_JSONRPC if jsonrpc else "The body is empty."
+                    )
+                value = loads_strict(bytes(body), max_depth=self.max_depth)
+                problem = jsonrpc_problem(value) if jsonrpc else None
+                if problem is not None:
+                    raise problem
             except WireError as err:
                 await self._render(scope, err)(scope, receive, send)
                 return
