@@ -336,7 +336,8 @@ async def test_unauthenticated_and_unauthorized_calls_are_rejected() -> None:
 async def test_a_bad_token_gets_a_generic_401() -> None:
     async with todo_app() as (app, _rt):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
-            r = await hc.post(JSONRPC_PATH, json=GET_TASK, headers={"Authorization": "Bearer forged-tok"})
+            forged = {"Authorization": "Bearer forged-tok"}
+            r = await hc.post(JSONRPC_PATH, json=GET_TASK, headers=forged)
     assert r.status_code == 401
     assert "forged" not in r.text
 
