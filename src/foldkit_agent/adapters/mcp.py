@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import io
 import json
 import logging
+import os
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any, Final, cast
 
 import anyio
@@ -59,6 +61,7 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
@@ -67,7 +70,7 @@ from ..errors import AgentError
 from ..invocation import DispatchResult, Invocation
 from ..outcome import summarize
 from ..runtime import AgentRuntime, Change
-from ..wire import JsonBodyGuard
+from ..wire import JsonBodyGuard, WireError, jsonrpc_problem, loads_strict
 
 __all__ = [
     "CONTEXT_URI",
@@ -712,10 +715,99 @@ async def serve_stdio(
         target, name=name, version=version, instructions=instructions, principal_of=principal_of
     )
     try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        with _claimed_stdio() as (wire_in, wire_out):
+            lines = _StrictLines(anyio.wrap_file(wire_in))
+            async with stdio_server(stdin=lines, stdout=anyio.wrap_file(wire_out)) as (  # pyright: ignore[reportArgumentType]
+                read,
+                write,
+            ):
+                lines.answer_with(write)
+                await server.run(read, write, server.create_initialization_options())
     finally:
         server.close_feeds()
+
+
+@contextmanager
+def _claimed_stdio() -> Generator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
+    """The process's stdin/stdout as the wire, with fds 0 and 1 diverted while serving.
+
+    Stray reads see end of file and stray prints go to stderr, so nothing but protocol frames
+    reaches the client; both descriptors are restored on exit.
+    """
+    wire_in_fd, wire_out_fd = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+        os.dup2(2, 1)
+    finally:
+        os.close(null)
+    # closefd=False: a worker thread may still be blocked reading when serving ends.
+    wire_in = io.TextIOWrapper(
+        os.fdopen(wire_in_fd, "rb", closefd=False), encoding="utf-8", errors="replace"
+    )
+    wire_out = io.TextIOWrapper(os.fdopen(wire_out_fd, "wb", closefd=False), encoding="utf-8")
+    try:
+        yield wire_in, wire_out
+    finally:
+        with suppress(OSError, ValueError):
+            wire_out.flush()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+
+
+class _StrictLines:
+    """stdin lines for the SDK's stdio transport, read as strictly as the HTTP bodies.
+
+    Each line must be one JSON-RPC 2.0 message in strict JSON (``foldkit_agent.wire``): no
+    duplicate keys, ``NaN``, lone surrogates or deep nesting. Other lines never reach the SDK;
+    they are answered with a JSON-RPC error (``-32700``/``-32600``) carrying the request's id
+    when one can be read, in our own words.
+    """
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+        self._write: Any = None
+        self._ready = anyio.Event()
+
+    def answer_with(self, write: Any) -> None:
+        self._write = write
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._source:
+            text = cast(str, line)
+            if not text.strip():
+                continue
+            try:
+                problem = jsonrpc_problem(loads_strict(text))
+            except WireError as err:
+                problem = err
+            if problem is None:
+                yield text
+                continue
+            await self._refuse(text, problem)
+
+    async def _refuse(self, text: str, problem: WireError) -> None:
+        ident: Any = None
+        with suppress(ValueError, RecursionError):
+            loose: Any = json.loads(text)
+            if isinstance(loose, dict):
+                candidate = cast(dict[str, Any], loose).get("id")
+                if isinstance(candidate, str | int) and not isinstance(candidate, bool):
+                    ident = candidate
+        code = -32700 if problem.code == "malformed" else -32600
+        await self._ready.wait()
+        error = types.JSONRPCError(
+            jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=problem.text)
+        )
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._write.send(SessionMessage(error))
 
 
 def http_app(
