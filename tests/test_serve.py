@@ -110,7 +110,7 @@ async def test_mcp_over_http_with_tokens_refuses_an_unknown_bearer() -> None:
             response = await hc.post(
                 f"{origin}/mcp",
                 headers={"Authorization": "Bearer wrong", "Content-Type": "application/json"},
-                content=b"{}",
+                content=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
             )
             assert response.status_code == 401
 
@@ -138,3 +138,59 @@ def test_bad_serve_options_are_one_clear_line(args: list[str], said: str) -> Non
     assert result.exit_code == 2
     assert said in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_out_of_range_is_a_usage_error_not_a_traceback(port: str) -> None:
+    for command in (["serve", "examples.todo:runtime", "--mcp", "http"], ["demo", "--serve"]):
+        result = CliRunner().invoke(app, [*command, "--port", port])
+        assert result.exit_code == 2
+        assert "Traceback" not in result.output
+        assert "port" in result.output.lower()
+
+
+def test_a_non_loopback_host_needs_the_names_clients_use() -> None:
+    result = CliRunner().invoke(
+        app, ["serve", "examples.todo:runtime", "--a2a", "--host", "0.0.0.0"]
+    )
+    assert result.exit_code == 2
+    assert "--allowed-host" in result.output
+
+
+async def test_allowed_hosts_apply_to_every_adapter_behind_a_non_loopback_host() -> None:
+    args = (
+        "--mcp",
+        "http",
+        "--a2a",
+        "--webmcp",
+        "--host",
+        "0.0.0.0",
+        "--allowed-host",
+        "lan.example",
+    )
+    async with served(*args) as origin:
+        assert origin.startswith("http://lan.example:")
+        port = origin.rsplit(":", 1)[1]
+        local = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=local, timeout=10) as hc:
+            for host, ok in (
+                ("lan.example", True),
+                (f"lan.example:{port}", True),
+                ("evil.example", False),
+            ):
+                card = await hc.get("/.well-known/agent-card.json", headers={"Host": host})
+                page = await hc.get("/", headers={"Host": host})
+                caps = await hc.get("/agent/capabilities", headers={"Host": host})
+                mcp = await hc.post(
+                    "/mcp",
+                    headers={"Host": host, "Content-Type": "application/json"},
+                    content=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+                )
+                if ok:
+                    assert (card.status_code, caps.status_code) == (200, 200)
+                    assert card.json()["supportedInterfaces"][0]["url"] == f"{origin}/a2a/jsonrpc"
+                else:
+                    assert card.status_code in (403, 421), card.status_code
+                    assert page.status_code in (403, 421), page.status_code
+                    assert caps.status_code in (403, 421), caps.status_code
+                    assert mcp.status_code in (403, 421), mcp.status_code

@@ -41,7 +41,15 @@ import json
 import logging
 import os
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Mapping,
+)
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any, Final, cast
 
@@ -70,7 +78,7 @@ from ..errors import AgentError
 from ..invocation import DispatchResult, Invocation
 from ..outcome import summarize
 from ..runtime import AgentRuntime, Change
-from ..wire import JsonBodyGuard, WireError, jsonrpc_problem, loads_strict
+from ..wire import LOOPBACK_HOSTS, JsonBodyGuard, WireError, jsonrpc_problem, loads_strict
 
 __all__ = [
     "CONTEXT_URI",
@@ -822,6 +830,7 @@ def http_app(
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
     max_body: int = DEFAULT_MAX_BODY,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> Starlette:
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
@@ -829,8 +838,12 @@ def http_app(
         target, name, version, instructions, principal_of: as :func:`mcp_server`.
         path: the endpoint path.
         host: the host the app will be served on; for ``127.0.0.1``, ``localhost`` and ``::1``
-            DNS-rebinding protection is on (only loopback ``Host``/``Origin`` accepted). For
-            another host pass your own settings through the SDK.
+            the SDK's DNS-rebinding protection is on (only loopback ``Host``/``Origin``
+            accepted). For another host, name the hosts clients use in ``allowed_hosts``.
+        allowed_hosts: for a non-loopback ``host``: the host names a ``Host`` (and any
+            ``Origin``) header may carry, any port (others get 421/403); ``"*"`` accepts any
+            (only behind a proxy that checks ``Host``). ``None`` leaves a non-loopback server
+            without a ``Host`` check.
         token_verifier: when given, every request needs ``Authorization: Bearer <token>``;
             unknown tokens get HTTP 401 and the verified ``AccessToken`` becomes the call's
             credentials (protocol notes §1.6).
@@ -861,7 +874,8 @@ def http_app(
         token_verifier=token_verifier,
         max_request_body_size=max_body,
     )
-    app.add_middleware(JsonBodyGuard, max_body=max_body)
+    hosts = None if allowed_hosts is None else [*allowed_hosts, *LOOPBACK_HOSTS]
+    app.add_middleware(JsonBodyGuard, max_body=max_body, allowed_hosts=hosts)
     inner = app.router.lifespan_context
 
     @asynccontextmanager

@@ -33,10 +33,10 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
-from ..http import SurfaceTarget, agent_surface
+from ..http import DEFAULT_ALLOWED_HOSTS, SurfaceTarget, agent_surface, host_allowed
 
 __all__ = ["BRIDGE_FILE", "bridge_script", "mount", "script_tag", "webmcp_app", "webmcp_surface"]
 
@@ -184,7 +184,11 @@ def webmcp_app(
         bridge=script_tag(base),
     )
 
-    async def homepage(_request: Request) -> Response:
+    hosts = surface.get("allowed_hosts", DEFAULT_ALLOWED_HOSTS)
+
+    async def homepage(request: Request) -> Response:
+        if not host_allowed(request, hosts):  # the same Host check as the surface
+            return PlainTextResponse("This server does not answer for that host name.", 403)
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
     return Starlette(

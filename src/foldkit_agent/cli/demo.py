@@ -167,8 +167,12 @@ async def run_demo(console: Console) -> None:
                     _show_result(console, f"create_todo {title!r}", result, started)
                 with anyio.fail_after(5):
                     async for event in changes:  # the first todo made rename/toggle/select appear
-                        console.print(f"  [cyan]notification[/] {type(event).__name__}")
-                        break
+                        if isinstance(event, ToolsListChanged):
+                            console.print(
+                                "  [cyan]notification[/] tools/list_changed "
+                                "(rename, toggle and select appeared with the first todo)"
+                            )
+                            break
 
                 console.rule("3. select a todo, so delete_todo becomes available")
                 started = time.perf_counter()
@@ -206,14 +210,14 @@ async def run_demo(console: Console) -> None:
             console.print(Syntax(json.dumps(json.loads(text), indent=2), "json", theme="ansi_dark"))
 
         console.rule("7. audit trail")
-        audit = Table("invocation", "who", "capability", "decision", "outcome")
+        audit = Table("call", "who", "capability", "decision", "outcome")
         assert rt.audit is not None
         for entry in rt.audit.entries():
             if entry.transport != "mcp":
                 continue
             colour = {"dispatched": "green", "refused": "red"}.get(entry.decision, "yellow")
             audit.add_row(
-                entry.invocation_id[:8],
+                entry.invocation_id.rsplit("-", 1)[-1],
                 str(entry.principal or "-"),
                 entry.capability,
                 f"[{colour}]{entry.decision}[/]",
@@ -252,7 +256,7 @@ def demo(
     serve: bool = typer.Option(
         False, "--serve", help="Keep the server up and print client configs"
     ),
-    port: int = typer.Option(8000, help="Port for --serve (0 picks a free one)"),
+    port: int = typer.Option(8000, min=0, max=65535, help="Port for --serve (0 picks a free one)"),
 ) -> None:
     """Run the todo example with a scripted agent over real MCP (or --serve it)."""
     console = Console()

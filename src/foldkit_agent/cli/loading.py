@@ -35,6 +35,8 @@ def load_attr(reference: str) -> Any:
         raise TargetError(
             f"cannot import module {module_name!r}: it needs {exc.name!r}, which is missing"
         ) from exc
+    except SystemExit as exc:
+        raise TargetError(f"importing {module_name!r} exited (code {exc.code})") from None
     except Exception as exc:
         raise TargetError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
     value: Any = module

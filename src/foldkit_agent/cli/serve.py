@@ -158,6 +158,7 @@ def http_parts(
     a2a: bool = False,
     webmcp: bool = False,
     tokens: Tokens | None = None,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> list[HttpPart]:
     """The HTTP adapters the command line asked for, in mounting order.
 
@@ -168,7 +169,8 @@ def http_parts(
     at ``/`` and its surface under ``/agent/``. With ``tokens``, MCP requires one of them as a
     bearer token (401 otherwise) and A2A authenticates callers that send one; the verified
     subject and scopes become the call's credentials. The WebMCP page has no login here, so its
-    calls carry no principal.
+    calls carry no principal. ``allowed_hosts`` (for a non-loopback ``host``) are the host names
+    every adapter accepts in ``Host``/``Origin`` besides the loopback names.
     """
     parts: list[HttpPart] = []
     if mcp:
@@ -188,16 +190,23 @@ def http_parts(
             )
 
         def mcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
-            return http_app(rt, name=name, version=__version__, host=host, token_verifier=verifier)
+            return http_app(
+                rt,
+                name=name,
+                version=__version__,
+                host=host,
+                token_verifier=verifier,
+                allowed_hosts=allowed_hosts,
+            )
 
         parts.append(mcp_part)
     if webmcp:
         from ..adapters.webmcp import webmcp_app
 
         def webmcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
-            if host in LOOPBACK_HOSTS:
+            if allowed_hosts is None:
                 return webmcp_app(rt, title=name)  # the surface's loopback default
-            return webmcp_app(rt, title=name, allowed_hosts=[*LOOPBACK_HOSTS, host])
+            return webmcp_app(rt, title=name, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
 
         parts.append(webmcp_part)
     if a2a:
@@ -207,7 +216,12 @@ def http_parts(
 
         def a2a_part(rt: AgentRuntime[Any, Any]) -> Starlette:
             return a2a_app(
-                rt, name=name, version=__version__, base_url=base_url, authentication=backend
+                rt,
+                name=name,
+                version=__version__,
+                base_url=base_url,
+                authentication=backend,
+                allowed_hosts=None if allowed_hosts is None else [*LOOPBACK_HOSTS, *allowed_hosts],
             )
 
         parts.append(a2a_part)
@@ -289,7 +303,13 @@ def serve(
         False, "--webmcp", help="Serve a page at / whose capabilities are WebMCP tools"
     ),
     host: str = typer.Option("127.0.0.1", help="HTTP host (loopback by default)"),
-    port: int = typer.Option(8000, help="HTTP port (0 picks a free one)"),
+    port: int = typer.Option(8000, min=0, max=65535, help="HTTP port (0 picks a free one)"),
+    allowed_host: list[str] = typer.Option(  # noqa: B008
+        [],
+        "--allowed-host",
+        help="With a non-loopback --host: a host name clients use (repeatable; '*' = any, "
+        "only behind a proxy that checks Host)",
+    ),
     name: str | None = typer.Option(None, help="Server name shown to clients (default: MODULE)"),
     token: list[str] = typer.Option(  # noqa: B008 - Typer's way of declaring a list option
         [],
@@ -313,6 +333,14 @@ def serve(
         tokens = parse_tokens(token)
     except ValueError as err:
         raise _fail(str(err)) from None
+    loopback = host in LOOPBACK_HOSTS
+    if mcp != "stdio" and not loopback and not allowed_host:
+        raise _fail(
+            f"--host {host} is not loopback: name the host(s) clients will use with "
+            "--allowed-host NAME (DNS-rebinding protection), and consider --token"
+        )
+    hosts = None if loopback else list(allowed_host)
+    public = host if loopback or not hosts or hosts[0] == "*" else hosts[0]
 
     async def main() -> None:
         async with open_runtime(loaded, target) as rt:
@@ -323,7 +351,7 @@ def serve(
                 return
             sock = bind_socket(host, port)
             bound = sock.getsockname()[1]
-            origin = f"http://{host if ':' not in host else f'[{host}]'}:{bound}"
+            origin = f"http://{public if ':' not in public else f'[{public}]'}:{bound}"
             parts = http_parts(
                 mcp=mcp == "http",
                 a2a=a2a,
@@ -332,6 +360,7 @@ def serve(
                 host=host,
                 base_url=origin,
                 tokens=tokens or None,
+                allowed_hosts=hosts,
             )
             asgi = combine([part(rt) for part in parts])
             if mcp == "http":
