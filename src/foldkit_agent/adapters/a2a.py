@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import math
 from collections.abc import (
@@ -60,6 +61,7 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.routes.common import DefaultServerCallContextBuilder
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
@@ -67,7 +69,10 @@ from a2a.types import (
     AgentExtension,
     AgentInterface,
     AgentSkill,
+    GetTaskRequest,
     HTTPAuthSecurityScheme,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
     Message,
     Part,
     SecurityRequirement,
@@ -75,12 +80,21 @@ from a2a.types import (
     SendMessageRequest,
     StringList,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
-from a2a.utils.errors import InternalError, InvalidParamsError
-from google.protobuf.json_format import MessageToDict
+from a2a.utils.errors import (
+    A2A_ERROR_REASONS,
+    JSON_RPC_ERROR_CODE_MAP,
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+)
+from a2a.utils.proto_utils import parse_params
+from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.message import Message as ProtoMessage
 from starlette.applications import Starlette
 from starlette.authentication import (
     AuthCredentials,
@@ -89,18 +103,21 @@ from starlette.authentication import (
     BaseUser,
     SimpleUser,
 )
+from starlette.datastructures import Headers, MutableHeaders, QueryParams
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as AsgiMessage
 
 from ..contract import Capability
 from ..errors import AgentCancelledError, AgentUnknownCapabilityError
 from ..invocation import Invocation, new_invocation_id
 from ..outcome import Outcome, summarize
 from ..runtime import AgentRuntime
-from ..wire import LOOPBACK_HOSTS, JsonBodyGuard
+from ..wire import LOOPBACK_HOSTS, JsonBodyGuard, is_json_content_type
 
 __all__ = [
     "CARD_PATH",
@@ -111,6 +128,7 @@ __all__ = [
     "A2ACaller",
     "BearerTokenBackend",
     "CapabilityExecutor",
+    "CredentialsRequiredError",
     "RuntimeTarget",
     "a2a_app",
     "build_agent_card",
@@ -168,28 +186,47 @@ class A2ACaller:
     user: BaseUser
 
 
+class CredentialsRequiredError(AuthenticationError):
+    """Raised by an authentication backend for a request that must carry credentials but
+    carries none; :func:`a2a_app` answers it 401 saying a bearer token is required."""
+
+
 class BearerTokenBackend(AuthenticationBackend):
     """A Starlette authentication backend over a fixed bearer-token table.
 
     For demos, tests and local tools (the counterpart of the MCP adapter's
-    ``StaticTokenVerifier``); production deployments verify real tokens. A request without an
-    ``Authorization`` header is anonymous (protected capabilities then refuse it); a header
-    with an unknown token is answered 401 by :func:`a2a_app`.
+    ``StaticTokenVerifier``); production deployments verify real tokens. A header with an
+    unknown token (or another scheme) is answered 401 by :func:`a2a_app`. A request without an
+    ``Authorization`` header is anonymous (protected capabilities then refuse it), unless
+    ``required``.
 
     Args:
         tokens: ``{token: (subject, scopes)}``.
+        required: every request except the public Agent Card (``GET`` or ``HEAD``
+            :data:`CARD_PATH`) must carry a known bearer token; without one it is answered
+            401. :func:`a2a_app` then also declares the scheme in the card's top-level
+            ``securityRequirements``. Default ``False``.
+
+    Attributes:
+        required: as given; :func:`a2a_app` reads it (any backend may define it).
 
     Example:
         >>> a2a_app(rt, name="todo", version="1", base_url=url,
-        ...         authentication=BearerTokenBackend({"alice-token": ("alice", ["todos:delete"])}))
+        ...         authentication=BearerTokenBackend({"alice-token": ("alice", ["todos:delete"])},
+        ...                                           required=True))
     """
 
-    def __init__(self, tokens: Mapping[str, tuple[str, Sequence[str]]]) -> None:
+    def __init__(
+        self, tokens: Mapping[str, tuple[str, Sequence[str]]], *, required: bool = False
+    ) -> None:
         self._tokens = {t: (who, list(scopes)) for t, (who, scopes) in tokens.items()}
+        self.required = required
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         header = conn.headers.get("authorization")
         if header is None:
+            if self.required and not _is_public_card(conn.scope):
+                raise CredentialsRequiredError("a bearer token is required")
             return None
         scheme, _, token = header.partition(" ")
         found = self._tokens.get(token.strip()) if scheme.lower() == "bearer" else None
@@ -197,6 +234,17 @@ class BearerTokenBackend(AuthenticationBackend):
             raise AuthenticationError("unknown bearer token")
         who, scopes = found
         return AuthCredentials(scopes), SimpleUser(who)
+
+
+def _route_path(scope: Scope) -> str:
+    """The request path relative to the app (``root_path`` removed, as Starlette routes it)."""
+    path = str(scope.get("path", ""))
+    root = str(scope.get("root_path", ""))
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def _is_public_card(scope: Scope) -> bool:
+    return scope.get("method") in ("GET", "HEAD") and _route_path(scope) == CARD_PATH
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,6 +393,7 @@ def build_agent_card(
     base_url: str,
     description: str | None = None,
     security_scheme: SecurityScheme | None = None,
+    security_required: bool = False,
 ) -> AgentCard:
     """The Agent Card listing ``capabilities`` as skills.
 
@@ -357,6 +406,8 @@ def build_agent_card(
         description: the agent's description; a default sentence when omitted.
         security_scheme: declared as ``"foldkit"`` in ``security_schemes`` when given, and
             required by every skill whose capability has an ``authorize`` hook.
+        security_required: with ``security_scheme``, the card also lists it in its top-level
+            ``security_requirements``: every call needs credentials, whatever the skill.
 
     Returns:
         An ``a2a.types.AgentCard`` (protobuf) with one ``AgentSkill`` per capability (``id`` is
@@ -407,6 +458,10 @@ def build_agent_card(
     )
     if security_scheme is not None:
         card.security_schemes["foldkit"].CopyFrom(security_scheme)
+        if security_required:
+            card.security_requirements.append(
+                SecurityRequirement(schemes={"foldkit": StringList(list=[])})
+            )
     return card
 
 
@@ -485,8 +540,8 @@ class CapabilityExecutor(AgentExecutor):
             except Exception as exc:
                 result = exc
             await self._publish(updater, result, name)
-        except InvalidParamsError:
-            raise
+        except InvalidParamsError as err:
+            raise _ours(context.call_context, err) from None
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -630,19 +685,22 @@ class _Handler(DefaultRequestHandler):
         self._resolve_runtime = resolve
 
     async def _precheck(self, params: SendMessageRequest, context: ServerCallContext) -> None:
-        metadata = MessageToDict(params.metadata) if params.HasField("metadata") else {}
-        message = params.message if params.HasField("message") else None
-        name = _skill_name(metadata, message)
-        payload = _payload(message)
         try:
-            runtime = await self._resolve_runtime(context)
-        except Exception:
-            return  # the call itself reports the failure, as a FAILED task with a generic text
-        if name not in runtime.definition.by_name:
-            invocation = Invocation(
-                transport="a2a", credentials=context.state.get(_CREDENTIALS_KEY)
-            )
-            await _known(runtime, name, payload, invocation)
+            metadata = MessageToDict(params.metadata) if params.HasField("metadata") else {}
+            message = params.message if params.HasField("message") else None
+            name = _skill_name(metadata, message)
+            payload = _payload(message)
+            try:
+                runtime = await self._resolve_runtime(context)
+            except Exception:
+                return  # the call itself reports the failure, as a FAILED task (generic text)
+            if name not in runtime.definition.by_name:
+                invocation = Invocation(
+                    transport="a2a", credentials=context.state.get(_CREDENTIALS_KEY)
+                )
+                await _known(runtime, name, payload, invocation)
+        except InvalidParamsError as err:
+            raise _ours(context, err) from None
 
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -697,6 +755,373 @@ def _value(part: Part) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
+# error answers and log records in our own words
+# ---------------------------------------------------------------------------------------------
+
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+_A2A_DOMAIN = "a2a-protocol.org"
+_METHODS = (
+    "SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask or "
+    "GetExtendedAgentCard"
+)
+_REASON_OF_CODE: dict[int, str] = {
+    code: A2A_ERROR_REASONS.get(kind, "INTERNAL_ERROR")
+    for kind, code in JSON_RPC_ERROR_CODE_MAP.items()
+}
+_REASON_OF_CODE[-32700] = "PARSE_ERROR"
+_REASON_OF_STATUS = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+_FIXED_TEXTS: dict[str, str] = {
+    "PARSE_ERROR": "The body is not valid JSON.",
+    "INVALID_REQUEST": (
+        'Send one JSON-RPC 2.0 request object: {"jsonrpc": "2.0", "id": 1, "method": "...", '
+        '"params": {...}}.'
+    ),
+    "TASK_NOT_FOUND": "There is no task with that id on this server.",
+    "TASK_NOT_CANCELABLE": "The task has already ended, so it can no longer be cancelled.",
+    "PUSH_NOTIFICATION_NOT_SUPPORTED": "This agent does not support push notifications.",
+    "UNSUPPORTED_OPERATION": "This agent does not support that operation.",
+    "CONTENT_TYPE_NOT_SUPPORTED": "This agent accepts and produces application/json only.",
+    "INVALID_AGENT_RESPONSE": "The agent produced an answer the server could not deliver.",
+    "EXTENDED_AGENT_CARD_NOT_CONFIGURED": "This agent has no extended agent card.",
+    "EXTENSION_SUPPORT_REQUIRED": "The call needs an extension the request did not declare.",
+    "NOT_FOUND": (
+        "There is no A2A route at this path; the agent card's supportedInterfaces name the "
+        "JSON-RPC and HTTP+JSON endpoints."
+    ),
+    "METHOD_NOT_ALLOWED": "This route does not answer that HTTP method.",
+}
+_GENERIC_ERROR = "The server could not answer this request."
+_OWN_TEXTS_KEY = "foldkit_agent.a2a.own_error_texts"
+_MAX_ECHO = 64  # characters of a client's method or field name quoted back
+
+
+def _ours(context: ServerCallContext, error: A2AError) -> A2AError:
+    """Mark ``error``'s message as written by this adapter, so the answer keeps it."""
+    own = context.state.get(_OWN_TEXTS_KEY)
+    if isinstance(own, set):
+        cast(set[str], own).add(error.message)
+    return error
+
+
+def _echo(text: str) -> str:
+    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
+
+
+def _bad_field(model: type[ProtoMessage], params: Mapping[str, Any]) -> str | None:
+    """The first top-level field of ``params`` that does not parse as part of ``model``."""
+    for key, value in params.items():
+        try:
+            ParseDict({key: value}, model(), ignore_unknown_fields=True)
+        except Exception:
+            return key
+    return None
+
+
+def _bad_query(model: type[ProtoMessage], query: QueryParams) -> str | None:
+    for key in query:
+        try:
+            parse_params(QueryParams([(key, v) for v in query.getlist(key)]), model())
+        except Exception:
+            return key
+    return None
+
+
+@dataclass(slots=True)
+class _Exchange:
+    """What the error rewriter needs to know about the request it answers."""
+
+    scope: Scope
+    body: bytearray
+    own: set[str]
+
+    @property
+    def path(self) -> str:
+        return _route_path(self.scope)
+
+    def document(self) -> Any:
+        try:
+            return json.loads(bytes(self.body))
+        except ValueError:
+            return None
+
+    def rpc_method(self) -> str:
+        doc = self.document()
+        method: Any = cast(dict[str, Any], doc).get("method") if isinstance(doc, dict) else None
+        return method if isinstance(method, str) else ""
+
+    def version_text(self) -> str:
+        version = (Headers(scope=self.scope).get("a2a-version") or "").strip()
+        if not version:
+            return (
+                "The request must carry the header A2A-Version: 1.0 (this server speaks A2A "
+                "1.0 only)."
+            )
+        return (
+            f"This server speaks A2A 1.0 only and the request asked for version "
+            f"{_echo(version)}: send the header A2A-Version: 1.0."
+        )
+
+    def rpc_params_text(self) -> str:
+        method = self.rpc_method()
+        model = JsonRpcDispatcher.METHOD_TO_MODEL.get(method)
+        doc = self.document()
+        params: Any = cast(dict[str, Any], doc).get("params", {}) if isinstance(doc, dict) else {}
+        head = f"The params of {method or 'the call'} do not match the A2A 1.0 schema: "
+        if not isinstance(params, dict):
+            return head + "params must be a JSON object."
+        field = None if model is None else _bad_field(model, cast(dict[str, Any], params))
+        if field is None:
+            return head + "check them against the specification."
+        return head + f"the field {_echo(field)} does not hold a valid value."
+
+    def rest_params_text(self) -> str:
+        path, method = self.path, self.scope.get("method")
+        head = "The request does not match the A2A 1.0 schema of this route: "
+        field: str | None = None
+        if method == "GET":
+            model: type[ProtoMessage] = GetTaskRequest
+            if path.endswith("/tasks"):
+                model = ListTasksRequest
+            elif path.endswith("/pushNotificationConfigs"):
+                model = ListTaskPushNotificationConfigsRequest
+            field = _bad_query(model, QueryParams(self.scope.get("query_string", b"")))
+            if field is not None:
+                return head + f"the query parameter {_echo(field)} does not hold a valid value."
+            return head + "check its query parameters against the specification."
+        doc = self.document()
+        if not isinstance(doc, dict):
+            return head + "the body must be a JSON object."
+        model = (
+            TaskPushNotificationConfig
+            if path.endswith("/pushNotificationConfigs")
+            else SendMessageRequest
+        )
+        field = _bad_field(model, cast(dict[str, Any], doc))
+        if field is None:
+            return head + "check the body against the specification."
+        return head + f"the field {_echo(field)} does not hold a valid value."
+
+    def text(self, reason: str, jsonrpc: bool) -> str:
+        if reason == "VERSION_NOT_SUPPORTED":
+            return self.version_text()
+        if reason == "METHOD_NOT_FOUND":
+            return (
+                f"There is no A2A 1.0 method named {_echo(self.rpc_method())} here; use {_METHODS}."
+            )
+        if jsonrpc and reason == "INVALID_PARAMS":
+            return self.rpc_params_text()
+        if not jsonrpc and reason in ("INVALID_PARAMS", "INVALID_REQUEST"):
+            return self.rest_params_text()
+        return _FIXED_TEXTS.get(reason, _GENERIC_ERROR)
+
+
+def _error_info(reason: str) -> dict[str, Any]:
+    return {"@type": _ERROR_INFO, "reason": reason, "domain": _A2A_DOMAIN, "metadata": {}}
+
+
+def _first_reason(details: Any) -> str | None:
+    if isinstance(details, list) and details:
+        first: Any = cast(list[Any], details)[0]
+        if isinstance(first, dict):
+            reason: Any = cast(dict[str, Any], first).get("reason")
+            return reason if isinstance(reason, str) else None
+    return None
+
+
+def _rewrite_rpc_error(error: dict[str, Any], ex: _Exchange) -> dict[str, Any]:
+    code: Any = error.get("code")
+    code = code if isinstance(code, int) and code in _REASON_OF_CODE else -32603
+    reason = _REASON_OF_CODE[code]
+    out: dict[str, Any] = {"code": code, "message": ex.text(reason, jsonrpc=True)}
+    if "data" in error:
+        out["data"] = [_error_info(_first_reason(error["data"]) or reason)]
+    return out
+
+
+def _rewrite_rest_error(error: dict[str, Any], status: int, ex: _Exchange) -> dict[str, Any]:
+    reason = _first_reason(error.get("details")) or _REASON_OF_STATUS.get(status, "INTERNAL")
+    out: dict[str, Any] = {
+        "code": status,
+        "status": error.get("status") if isinstance(error.get("status"), str) else "UNKNOWN",
+        "message": ex.text(reason, jsonrpc=False),
+    }
+    if "details" in error:
+        out["details"] = [_error_info(reason)]
+    return out
+
+
+def _own_error(error: Any, ex: _Exchange) -> bool:
+    message: Any = cast(dict[str, Any], error).get("message") if isinstance(error, dict) else None
+    return isinstance(message, str) and message in ex.own
+
+
+class _OwnErrorText:
+    """ASGI middleware: every error answer of the A2A routes carries text written here.
+
+    The SDK phrases errors with parser and library text (``"Failed to parse message field:
+    'int' object is not iterable."``). This rewrites the ``message`` (and drops the ``data``
+    / ``details`` metadata) of every JSON-RPC error object, HTTP+JSON error body and
+    server-sent ``error`` event, keeping the code, status and A2A reason, unless the message
+    is one this adapter raised for this request (:func:`_ours`). Router 404/405 plain-text
+    answers become JSON errors. The public card route is not touched.
+    """
+
+    def __init__(self, app: ASGIApp, *, jsonrpc_path: str) -> None:
+        self.app = app
+        self.jsonrpc_path = jsonrpc_path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or _route_path(scope) == CARD_PATH:
+            await self.app(scope, receive, send)
+            return
+        own: set[str] = set()
+        scope[_OWN_TEXTS_KEY] = own
+        ex = _Exchange(scope, bytearray(), own)
+        jsonrpc = ex.path == self.jsonrpc_path
+        mode = "pass"
+        start: AsgiMessage | None = None
+        held = bytearray()
+
+        async def receive_body() -> AsgiMessage:
+            message = await receive()
+            if message["type"] == "http.request":
+                ex.body += message.get("body", b"")  # bounded by JsonBodyGuard's max_body
+            return message
+
+        async def send_rewritten(message: AsgiMessage) -> None:
+            nonlocal mode, start
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                ctype = Headers(raw=message.get("headers", [])).get("content-type", "")
+                if ctype.startswith("text/event-stream"):
+                    mode = "sse"
+                elif is_json_content_type(ctype) and (jsonrpc or status >= 400):
+                    mode = "json"
+                elif status >= 400 and not is_json_content_type(ctype):
+                    mode = "plain"
+                if mode in ("json", "plain"):
+                    start = message
+                    return
+            elif message["type"] == "http.response.body" and mode != "pass":
+                body = bytes(message.get("body", b""))
+                if mode == "sse":
+                    await send({**message, "body": self._sse(body, ex, jsonrpc)})
+                    return
+                held.extend(body)
+                if message.get("more_body", False):
+                    return
+                assert start is not None
+                status = int(start["status"])
+                new = self._body(bytes(held), status, ex, jsonrpc, plain=mode == "plain")
+                headers = MutableHeaders(raw=list(start.get("headers", [])))
+                headers["content-length"] = str(len(new))
+                if mode == "plain":
+                    headers["content-type"] = "application/json"
+                await send({**start, "headers": headers.raw})
+                await send({"type": "http.response.body", "body": new, "more_body": False})
+                return
+            await send(message)
+
+        await self.app(scope, receive_body, send_rewritten)
+
+    def _body(self, body: bytes, status: int, ex: _Exchange, jsonrpc: bool, plain: bool) -> bytes:
+        if plain:
+            reason = _REASON_OF_STATUS.get(status, "INTERNAL")
+            grpc = "NOT_FOUND" if status == 404 else "UNKNOWN"
+            fresh = {"code": status, "status": grpc, "message": ex.text(reason, jsonrpc=False)}
+            return json.dumps({"error": fresh}).encode()
+        if jsonrpc and b'"error"' not in body:
+            return body  # a result (the common case): nothing to rewrite
+        try:
+            doc: Any = json.loads(body)
+        except ValueError:
+            return body
+        rewritten = self._document(doc, status, ex, jsonrpc)
+        return body if rewritten is None else json.dumps(rewritten).encode()
+
+    def _document(self, doc: Any, status: int, ex: _Exchange, jsonrpc: bool) -> Any:
+        """``doc`` with its error rewritten, or ``None`` when it needs no change."""
+        if not isinstance(doc, dict):
+            return None
+        data = cast(dict[str, Any], doc)
+        error: Any = data.get("error")
+        if not isinstance(error, dict) or _own_error(error, ex):
+            return None
+        err = cast(dict[str, Any], error)
+        if jsonrpc:
+            return {**data, "error": _rewrite_rpc_error(err, ex)}
+        code: Any = err.get("code")
+        return {
+            **data,
+            "error": _rewrite_rest_error(err, code if isinstance(code, int) else status, ex),
+        }
+
+    def _sse(self, chunk: bytes, ex: _Exchange, jsonrpc: bool) -> bytes:
+        if b"event: error" not in chunk:
+            return chunk
+        text = chunk.decode("utf-8", "replace")
+        sep = "\r\n" if "\r\n" in text else "\n"
+        lines = text.split(sep)
+        out: list[str] = []
+        for line in lines:
+            if line.startswith("data:"):
+                try:
+                    doc: Any = json.loads(line[5:])
+                except ValueError:
+                    doc = {"error": {"code": -32603 if jsonrpc else 500}}
+                new = self._document(doc, 500, ex, jsonrpc)
+                line = "data: " + json.dumps(doc if new is None else new)
+            out.append(line)
+        return sep.join(out).encode()
+
+
+_CLIENT_ERROR_RECORDS: dict[str, tuple[str, ...]] = {
+    # logger name -> message templates that describe a client's mistake, not a defect
+    "a2a.server.routes.jsonrpc_dispatcher": ("Request Error (ID: %s)",),
+    "a2a.utils.error_handlers": ("Request error: ", "Parse error: "),
+}
+_DUPLICATE_RECORDS: dict[str, tuple[str, ...]] = {
+    # followed by one of the records above for the same request: dropped
+    "a2a.server.routes.jsonrpc_dispatcher": (
+        "Failed to parse request params",
+        "Failed to validate base JSON-RPC request",
+    ),
+    "a2a.utils.version_validator": ("Version mismatch",),
+}
+
+
+class _ClientErrorLogFilter(logging.Filter):
+    """Keeps a client's mistakes to one DEBUG line without a traceback in the SDK's logs.
+
+    a2a-sdk logs a bad request as a traceback (``logger.exception``) plus a WARNING line, so
+    any anonymous caller could flood a server's logs. This filter, on the SDK's own loggers
+    only, drops the traceback records of client errors and demotes their one-line summary
+    to DEBUG (emitted only when that logger is enabled for DEBUG). Internal errors (JSON-RPC
+    ``-32603``, HTTP 5xx) and unexpected exceptions keep their level and traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        template = str(record.msg)
+        if template.startswith(_DUPLICATE_RECORDS.get(record.name, ())):
+            return False
+        if record.levelno != logging.WARNING or not template.startswith(
+            _CLIENT_ERROR_RECORDS.get(record.name, ())
+        ):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+def _install_log_filter() -> None:
+    """Attach :class:`_ClientErrorLogFilter` to the SDK loggers, once."""
+    for name in {*_CLIENT_ERROR_RECORDS, *_DUPLICATE_RECORDS}:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _ClientErrorLogFilter) for f in logger.filters):
+            logger.addFilter(_ClientErrorLogFilter())
+
+
+# ---------------------------------------------------------------------------------------------
 # caller identity and the app
 # ---------------------------------------------------------------------------------------------
 
@@ -715,6 +1140,9 @@ class _ContextBuilder(DefaultServerCallContextBuilder):
             for secret in _SECRET_HEADERS:
                 cast(dict[str, Any], headers).pop(secret, None)
         ctx.state[_CREDENTIALS_KEY] = _caller(request)
+        own = request.scope.get(_OWN_TEXTS_KEY)
+        if isinstance(own, set):
+            ctx.state[_OWN_TEXTS_KEY] = own
         return ctx
 
 
@@ -733,8 +1161,29 @@ def _caller(conn: HTTPConnection) -> A2ACaller | None:
     return A2ACaller(subject=subject, scopes=scopes, user=user)
 
 
-def _auth_error(_conn: HTTPConnection, _exc: AuthenticationError) -> Response:
-    return JSONResponse({"error": "The credentials sent could not be verified."}, status_code=401)
+def _auth_error(challenge: str | None) -> Callable[[HTTPConnection, AuthenticationError], Response]:
+    """The 401 answer for a failed authentication (never the backend's own exception text)."""
+    headers = {"WWW-Authenticate": challenge} if challenge else None
+
+    def respond(_conn: HTTPConnection, exc: AuthenticationError) -> Response:
+        if isinstance(exc, CredentialsRequiredError):
+            text = "This server requires credentials: send Authorization: Bearer <token>."
+        else:
+            text = "The credentials sent could not be verified."
+        return JSONResponse({"error": text}, status_code=401, headers=headers)
+
+    return respond
+
+
+def _hosts(allowed_hosts: Iterable[str] | None, base_url: str) -> tuple[str, ...]:
+    if allowed_hosts is None:
+        return (*LOOPBACK_HOSTS, urlsplit(base_url).hostname or "127.0.0.1")
+    hosts: tuple[Any, ...] = (
+        (allowed_hosts,) if isinstance(allowed_hosts, str) else tuple(allowed_hosts)
+    )
+    if not hosts or not all(isinstance(h, str) and h.strip() for h in hosts):
+        raise ValueError('allowed_hosts must name at least one host (or be ["*"])')
+    return hosts
 
 
 def _resolver(
@@ -786,16 +1235,22 @@ def a2a_app(
             provider as :class:`A2ACaller` on ``Invocation.credentials``; unauthenticated calls
             carry ``None`` and are refused by any capability whose ``authorize`` hook requires
             a principal (the SDK does not enforce the card's security itself). A backend that
-            raises ``AuthenticationError`` gets a 401 with a generic body.
+            raises ``AuthenticationError`` gets a 401 with a generic body. A backend whose
+            ``required`` attribute is true (``BearerTokenBackend(..., required=True)``)
+            refuses anonymous requests itself; the card then lists the scheme in its
+            top-level ``securityRequirements``.
         description: the card's description.
         security_scheme: the scheme the card declares when ``authentication`` is set
             (default: HTTP bearer).
         max_body: the largest request body in bytes (default 1 MiB); larger is HTTP 413.
             Every ``POST`` must be JSON (else 415) and parse strictly
             (:func:`foldkit_agent.wire.loads_strict`; else 400), before the SDK reads it.
-        allowed_hosts: host names the ``Host`` (and any ``Origin``) header may name, against
-            DNS rebinding (421/403 otherwise). Default: the host of ``base_url`` and the
-            loopback names; ``["*"]`` accepts any.
+        allowed_hosts: host names (or IP addresses) the ``Host`` (and any ``Origin``) header
+            may name, any port, against DNS rebinding (421/403 otherwise). Default: the host
+            of ``base_url`` and the loopback names. An explicit list replaces that default
+            (include the loopback names if local clients should still work); ``["*"]``
+            accepts any host and origin, which is safe only behind a proxy that checks
+            ``Host``.
 
     Returns:
         A Starlette app with the routes listed in this module's docs, all at absolute paths
@@ -809,8 +1264,13 @@ def a2a_app(
     module docs for the skill extension and the outcome mapping. ``GetExtendedAgentCard`` is
     per caller and lists only the capabilities available right now.
 
+    Every error answer (JSON-RPC error, HTTP+JSON error body, streamed error event) carries
+    text written by this adapter, never the SDK's or a parser's; a client's mistakes are
+    logged by the SDK as one DEBUG line without a traceback.
+
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable.
+        ValueError: ``allowed_hosts`` names no host.
 
     Example:
         >>> async with examples.todo.runtime() as rt:
@@ -821,6 +1281,8 @@ def a2a_app(
     if not isinstance(target_any, AgentRuntime) and not callable(target_any):
         raise TypeError("a2a_app target must be an AgentRuntime or resolve(call_context)")
     resolve = _resolver(cast(RuntimeTarget, target_any))
+    hosts = _hosts(allowed_hosts, base_url)
+    _install_log_filter()
     scheme = security_scheme
     if authentication is not None and scheme is None:
         scheme = SecurityScheme(
@@ -830,6 +1292,8 @@ def a2a_app(
         )
     if authentication is None:
         scheme = None
+    required = bool(getattr(authentication, "required", False))
+    bearer = scheme is not None and scheme.http_auth_security_scheme.scheme.lower() == "bearer"
 
     def card_for(caps: Sequence[Capability]) -> AgentCard:
         return build_agent_card(
@@ -839,6 +1303,7 @@ def a2a_app(
             base_url=base_url,
             description=description,
             security_scheme=scheme,
+            security_required=required,
         )
 
     fixed = cast(AgentRuntime[Any, Any], target) if isinstance(target, AgentRuntime) else None
@@ -850,7 +1315,8 @@ def a2a_app(
             return card_for(rt.messages.available())
         except Exception:
             _log.exception("building the extended agent card failed")
-            raise InternalError(message="The agent card could not be built right now.") from None
+            failed = InternalError(message="The agent card could not be built right now.")
+            raise _ours(ctx, failed) from None
 
     executor = CapabilityExecutor(resolve)
     handler = _Handler(
@@ -884,9 +1350,6 @@ def a2a_app(
         *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=builder),
         *create_rest_routes(handler, context_builder=builder, path_prefix=REST_PREFIX),
     ]
-    hosts = allowed_hosts
-    if hosts is None:
-        hosts = (*LOOPBACK_HOSTS, urlsplit(base_url).hostname or "127.0.0.1")
     middleware: list[Middleware] = [
         Middleware(
             JsonBodyGuard,
@@ -897,9 +1360,11 @@ def a2a_app(
         )
     ]
     if authentication is not None:
+        on_error = _auth_error("Bearer" if bearer else None)
         middleware.append(
-            Middleware(AuthenticationMiddleware, backend=authentication, on_error=_auth_error)
+            Middleware(AuthenticationMiddleware, backend=authentication, on_error=on_error)
         )
+    middleware.append(Middleware(_OwnErrorText, jsonrpc_path=JSONRPC_PATH))
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
