@@ -544,3 +544,21 @@ async def test_a_host_dispatch_that_raises_reports_delivery_unknown() -> None:
     assert info.value.dispatched is None
     assert "hunter2" not in info.value.message
     assert audit.entries()[0].decision == "unknown"
+
+
+async def test_to_message_rejecting_the_input_is_an_invalid_input_refusal_naming_the_field() -> (
+    None
+):
+    from examples.todo import run_todo
+
+    async with run_todo() as (running, rt):
+        await rt.messages.dispatch("create_todo", {"title": "Milk"})
+        with pytest.raises(AgentInvalidInputError) as info:
+            await rt.messages.dispatch("select_todo", {"id": "todo-999"})
+        assert info.value.issues == [
+            {"path": "id", "problem": "no todo has this id; read the context for the ids"}
+        ]
+        assert info.value.accepted == ["id"]
+        assert running.model().selected_todo_id is None
+        assert rt.audit is not None
+        assert rt.audit.entries()[-1].outcome == "AgentInvalidInputError"

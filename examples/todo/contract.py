@@ -57,8 +57,19 @@ class RenameTodoInput(BaseModel):
     title: str = Field(min_length=1, max_length=200, description="The new title")
 
 
+class TodoId(BaseModel):
+    id: str = Field(description="The id of a todo, as listed in the context")
+
+
 class NoInput(BaseModel):
     pass
+
+
+def _existing(model: Model, todo_id: str) -> str:
+    """``todo_id`` if the Model has that todo; otherwise the call is refused as invalid input."""
+    if not any(t.id == todo_id for t in model.todos):
+        raise agent.InputRejected("no todo has this id; read the context for the ids", path="id")
+    return todo_id
 
 
 def _create(inp: CreateTodoInput, ctx: Any) -> RequestedCreateTodo:
@@ -110,18 +121,24 @@ AppAgent = TodoAgent.make(
                 description="Rename an existing todo. Completes when the list shows the new title.",
                 available=lambda model: len(model.todos) > 0,
                 input=RenameTodoInput,
-                to_message=lambda inp, _ctx: RequestedRenameTodo(id=inp.id, title=inp.title),
+                to_message=lambda inp, ctx: RequestedRenameTodo(
+                    id=_existing(ctx.model, inp.id), title=inp.title
+                ),
                 completion=agent.when(projection=Todos, predicate=_renamed, timeout=2.0),
             ),
             ToggledTodo: TodoAgent.variant(
                 name="toggle_todo",
                 description="Mark a todo done, or not done again.",
                 available=lambda model: len(model.todos) > 0,
+                input=TodoId,
+                to_message=lambda inp, ctx: ToggledTodo(id=_existing(ctx.model, inp.id)),
             ),
             SelectedTodo: TodoAgent.variant(
                 name="select_todo",
                 description="Select a todo, as a person clicking it would.",
                 available=lambda model: len(model.todos) > 0,
+                input=TodoId,
+                to_message=lambda inp, ctx: SelectedTodo(id=_existing(ctx.model, inp.id)),
             ),
             ClearedSelection: TodoAgent.variant(
                 name="clear_selection",

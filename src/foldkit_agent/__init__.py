@@ -22,6 +22,7 @@ from .errors import (
     AgentInvalidInputError,
     AgentResourceError,
     AgentUnknownCapabilityError,
+    InputRejected,
 )
 from .host import Host, SupportsHost
 from .message import Message, MessageUnion, message_union
@@ -41,6 +42,7 @@ __all__ = [
     "AgentResourceError",
     "AgentUnknownCapabilityError",
     "Host",
+    "InputRejected",
     "Message",
     "MessageUnion",
     "Program",

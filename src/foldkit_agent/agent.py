@@ -42,6 +42,7 @@ from .contract import (
     resource,
     variant,
 )
+from .errors import InputRejected
 from .introspect import context_schema, messages, resources, schema
 from .invocation import (
     AuthorizationRequest,
@@ -77,6 +78,7 @@ __all__ = [
     "CorrelationKey",
     "Deny",
     "DispatchResult",
+    "InputRejected",
     "Invocation",
     "InvocationContext",
     "JsonlAuditSink",

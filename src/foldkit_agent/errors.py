@@ -30,6 +30,7 @@ __all__ = [
     "AgentResourceError",
     "AgentUnknownCapabilityError",
     "InputIssue",
+    "InputRejected",
 ]
 
 
@@ -280,3 +281,24 @@ class AgentHostError(AgentError):
                 "before retrying."
             )
         super().__init__(text, capability=capability)
+
+
+class InputRejected(Exception):
+    """Raise from ``to_message`` when well-formed input names something the Model lacks.
+
+    The runtime turns it into :class:`AgentInvalidInputError` for that one call (nothing is
+    sent), with ``{"path": path, "problem": problem}`` as its issue, so the agent learns which
+    field to change. Write ``problem`` for the agent and keep the Model out of it.
+
+    Example:
+        >>> def select(inp, ctx):
+        ...     if not any(t.id == inp.id for t in ctx.model.todos):
+        ...         raise InputRejected("no todo has this id; read the context for the ids",
+        ...                             path="id")
+        ...     return SelectedTodo(id=inp.id)
+    """
+
+    def __init__(self, problem: str, *, path: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.path = path

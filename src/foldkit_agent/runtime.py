@@ -38,8 +38,11 @@ from .errors import (
     AgentContractError,
     AgentError,
     AgentHostError,
+    AgentInvalidInputError,
     AgentResourceError,
     AgentUnknownCapabilityError,
+    InputIssue,
+    InputRejected,
 )
 from .host import Unsubscribe, host_observe, host_subscribe
 from .invocation import (
@@ -451,6 +454,11 @@ class AgentRuntime(Generic[M, P]):
             built = cap.to_message(decoded, InvocationContext(model, principal, inv))
             if isinstance(built, Mapping):
                 built = cap.message.model_validate(built)
+        except InputRejected as rejected:
+            issue: InputIssue = {"path": rejected.path, "problem": rejected.problem}
+            raise AgentInvalidInputError(
+                capability=cap.name, issues=[issue], accepted=cap.accepted
+            ) from rejected
         except Exception as exc:
             _log.warning("to_message of %r raised", cap.name, exc_info=True)
             raise AgentHostError(capability=cap.name, dispatched=False) from exc
