@@ -225,7 +225,7 @@ async def test_a_constrained_field_reports_its_bound_not_the_input() -> None:
     rt = agent.bind(definition=d, host=RecordingHost(M()))
     with pytest.raises(AgentInvalidInputError) as info:
         await rt.messages.dispatch_unknown("named", {"title": ""})
-    assert info.value.issues == [{"path": "title", "problem": "is too short"}]
+    assert info.value.issues == [{"path": "title", "problem": "must not be empty"}]
 
 
 async def test_errors_inside_a_union_are_reported_once_at_the_union() -> None:
@@ -252,3 +252,22 @@ async def test_deeply_nested_input_is_refused_cleanly() -> None:
         deep = {"a": deep}
     err, _ = await refused("set_quantity", {"item_id": "a", "qty": 1, "x": deep})
     assert err.issues[0]["path"] in ("", "x")
+
+
+async def test_a_bound_that_is_broken_is_named_with_its_limit() -> None:
+    class Bounded(Message):
+        title: str = Field(max_length=3)
+        qty: int = Field(ge=1, le=9)
+        tags: list[str] = Field(default_factory=list, max_length=1)
+
+    d = agent.make(messages=agent.expose(message_union(Bounded), {Bounded: "Bound"}))
+    rt = agent.bind(definition=d, host=RecordingHost(M()))
+    with pytest.raises(AgentInvalidInputError) as info:
+        await rt.messages.dispatch_unknown(
+            "bounded", {"title": "long", "qty": 10, "tags": ["a", "b"]}
+        )
+    assert info.value.issues == [
+        {"path": "title", "problem": "must be at most 3 characters long"},
+        {"path": "qty", "problem": "must be at most 9"},
+        {"path": "tags", "problem": "must hold at most 1 item"},
+    ]

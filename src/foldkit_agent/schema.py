@@ -275,7 +275,26 @@ _FIXED = {
 }
 
 
+_BOUNDS: dict[str, tuple[str, str]] = {
+    "string_too_short": ("minLength", "must be at least {} character{} long"),
+    "string_too_long": ("maxLength", "must be at most {} character{} long"),
+    "too_short": ("minItems", "must hold at least {} item{}"),
+    "too_long": ("maxItems", "must hold at most {} item{}"),
+    "greater_than": ("exclusiveMinimum", "must be greater than {}"),
+    "greater_than_equal": ("minimum", "must be at least {}"),
+    "less_than": ("exclusiveMaximum", "must be less than {}"),
+    "less_than_equal": ("maximum", "must be at most {}"),
+    "multiple_of": ("multipleOf", "must be a multiple of {}"),
+}
+
+
 def _problem(kind: str, node: JsonSchema | None) -> str:
+    bound = _BOUNDS.get(kind)
+    if bound is not None and node is not None and bound[0] in node:
+        limit = node[bound[0]]
+        if kind == "string_too_short" and limit == 1:
+            return "must not be empty"
+        return bound[1].format(json.dumps(limit), "" if limit == 1 else "s")
     fixed = _FIXED.get(kind)
     if fixed is not None:
         return fixed
