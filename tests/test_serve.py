@@ -194,3 +194,14 @@ async def test_allowed_hosts_apply_to_every_adapter_behind_a_non_loopback_host()
                     assert page.status_code in (403, 421), page.status_code
                     assert caps.status_code in (403, 421), caps.status_code
                     assert mcp.status_code in (403, 421), mcp.status_code
+
+
+async def test_with_tokens_a2a_requires_one_as_mcp_does_but_the_card_stays_public() -> None:
+    async with served("--mcp", "http", "--a2a", "--token", TOKEN) as origin:
+        async with httpx.AsyncClient(base_url=origin, timeout=10) as hc:
+            assert (await hc.get("/.well-known/agent-card.json")).status_code == 200
+            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}
+            anonymous = await hc.post("/a2a/jsonrpc", json=body, headers={"A2A-Version": "1.0"})
+            assert anonymous.status_code == 401
+            mcp = await hc.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert mcp.status_code == 401

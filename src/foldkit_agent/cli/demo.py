@@ -102,7 +102,7 @@ async def _serving(port: int) -> AsyncGenerator[tuple[str, Any]]:
                     name="foldkit-todo",
                     version="0.1.0",
                     base_url=origin,
-                    authentication=BearerTokenBackend(DEMO_TOKENS),
+                    authentication=BearerTokenBackend(DEMO_TOKENS, required=True),
                 ),
             ]
         )

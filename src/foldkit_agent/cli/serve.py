@@ -166,9 +166,9 @@ def http_parts(
     shadow anything mounted after it.
 
     MCP answers ``/mcp``; A2A ``/.well-known/agent-card.json`` and ``/a2a/...``; WebMCP a page
-    at ``/`` and its surface under ``/agent/``. With ``tokens``, MCP requires one of them as a
-    bearer token (401 otherwise) and A2A authenticates callers that send one; the verified
-    subject and scopes become the call's credentials. The WebMCP page has no login here, so its
+    at ``/`` and its surface under ``/agent/``. With ``tokens``, MCP and A2A require one of them
+    as a bearer token (401 otherwise; the A2A card stays public); the verified subject and
+    scopes become the call's credentials. The WebMCP page has no login here, so its
     calls carry no principal. ``allowed_hosts`` (for a non-loopback ``host``) are the host names
     every adapter accepts in ``Host``/``Origin`` besides the loopback names.
     """
@@ -212,7 +212,7 @@ def http_parts(
     if a2a:
         from ..adapters.a2a import BearerTokenBackend, a2a_app
 
-        backend = BearerTokenBackend(tokens) if tokens else None
+        backend = BearerTokenBackend(tokens, required=True) if tokens else None
 
         def a2a_part(rt: AgentRuntime[Any, Any]) -> Starlette:
             return a2a_app(
@@ -314,7 +314,8 @@ def serve(
     token: list[str] = typer.Option(  # noqa: B008 - Typer's way of declaring a list option
         [],
         "--token",
-        help="Bearer token for MCP and A2A over HTTP: TOKEN=SUBJECT[;SCOPE,...] (repeatable)",
+        help="Require a bearer token for MCP and A2A over HTTP (the A2A card stays public): "
+        "TOKEN=SUBJECT[;SCOPE,...] (repeatable)",
     ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
