@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -188,7 +189,8 @@ class _TagWaiters:
     __slots__ = ("keyed", "scanned")
 
     def __init__(self) -> None:
-        self.keyed: dict[CorrelationKey, dict[Hashable, OrderedDict[int, Waiter]]] = {}
+        # key -> waiters with that key, oldest first (almost always exactly one).
+        self.keyed: dict[CorrelationKey, dict[Hashable, list[Waiter]]] = {}
         self.scanned: OrderedDict[int, Waiter] = OrderedDict()
 
     def empty(self) -> bool:
@@ -211,9 +213,7 @@ class MessageHub:
             if isinstance(correlate, CorrelationKey):
                 if waiter.key is None:
                     waiter.key = correlate.request_key(waiter.request, waiter.call)
-                group.keyed.setdefault(correlate, {}).setdefault(waiter.key, OrderedDict())[
-                    id(waiter)
-                ] = waiter
+                group.keyed.setdefault(correlate, {}).setdefault(waiter.key, []).append(waiter)
             else:
                 group.scanned[id(waiter)] = waiter
 
@@ -232,7 +232,8 @@ class MessageHub:
                 if index is not None:
                     bucket = index.get(waiter.key)
                     if bucket is not None:
-                        bucket.pop(id(waiter), None)
+                        with suppress(ValueError):
+                            bucket.remove(waiter)
                         if not bucket:
                             del index[waiter.key]
                     if not index:
@@ -248,7 +249,7 @@ class MessageHub:
             ids.update(group.scanned)
             for index in group.keyed.values():
                 for bucket in index.values():
-                    ids.update(bucket)
+                    ids.update(id(w) for w in bucket)
         return len(ids)
 
     def on_message(self, message: Any) -> None:
@@ -264,7 +265,7 @@ class MessageHub:
                 continue
             bucket = index.get(key)
             if bucket:
-                self._resolve(next(iter(bucket.values())), message)
+                self._resolve(bucket[0], message)
                 return
         for waiter in list(group.scanned.values()):
             correlate = waiter.contract.correlate
