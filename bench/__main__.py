@@ -189,6 +189,7 @@ async def run_all(quick: bool) -> list[Row]:
         got = await scenario()
         print(f"  {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         rows.extend(got)
+    rows.sort(key=lambda r: int(r.scenario.split(".", 1)[0]))  # stable: scenario order
     return rows
 
 
