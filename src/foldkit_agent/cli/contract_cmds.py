@@ -14,70 +14,27 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ..contract import AgentDefinition
 from ..manifest import manifest_json, to_markdown
 from . import app
-from .loading import TargetError, load_attr
+from .loading import TargetArg, definition_or_fail, load_definition
+from .loading import fail as _fail
 
 __all__ = ["check", "docs", "load_definition", "manifest"]
 
 EXIT_DRIFT = 1
-EXIT_USAGE = 2
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-TargetArg = Annotated[
-    str,
-    typer.Argument(
-        metavar="MODULE:ATTR",
-        help="The agent definition to read, such as examples.todo:AppAgent.",
-        show_default=False,
-    ),
-]
-
-
-def _fail(message: str) -> NoReturn:
-    _err.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(EXIT_USAGE)
-
-
-def load_definition(reference: str) -> AgentDefinition:
-    """Load the :class:`~foldkit_agent.contract.AgentDefinition` named by ``MODULE:ATTR``.
-
-    Raises:
-        TargetError: the reference cannot be loaded, or names something that is not an
-            agent definition (the message is one line, for the terminal).
-
-    Example:
-        >>> load_definition("examples.todo:AppAgent").capabilities[0].name
-        'create_todo'
-    """
-    value = load_attr(reference)
-    if not isinstance(value, AgentDefinition):
-        kind = type(value).__name__  # pyright: ignore[reportUnknownArgumentType]
-        raise TargetError(
-            f"{reference} is not an agent definition (the result of agent.make(...)); "
-            f"its type is {kind}"
-        )
-    return value
-
-
-def _definition(reference: str) -> AgentDefinition:
-    try:
-        return load_definition(reference)
-    except TargetError as exc:
-        _fail(str(exc))
-
 
 def _generate(reference: str, render: Any) -> str:
-    definition = _definition(reference)
+    definition = definition_or_fail(reference)
     try:
         return render(definition)
     except Exception as exc:  # a contract whose schema cannot be rendered
@@ -140,7 +97,7 @@ def check(
     ] = None,
 ) -> None:
     """Fail (exit 1, with a diff) when committed files no longer match the contract."""
-    definition = _definition(target)
+    definition = definition_or_fail(target)
     pairs: list[tuple[Path, str, str]] = [(committed, manifest_json(definition), "manifest")]
     if docs_file is not None:
         pairs.append((docs_file, to_markdown(definition), "docs"))

@@ -25,6 +25,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from . import app
+from .loading import fail
 
 __all__ = ["DEMO_TOKENS", "demo", "run_demo"]
 
@@ -65,13 +66,11 @@ def _import_example() -> Any:
         sys.path.insert(0, root)
     try:
         return importlib.import_module("examples.todo")
-    except ImportError as exc:
-        print(
-            "foldkit-agent: the demo needs the examples/ folder of the source checkout; "
-            "run it from the repository root",
-            file=sys.stderr,
+    except ImportError:
+        fail(
+            "the demo needs the examples/ folder of the source checkout; "
+            "run it from the repository root"
         )
-        raise typer.Exit(2) from exc
 
 
 @asynccontextmanager

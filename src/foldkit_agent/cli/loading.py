@@ -1,11 +1,38 @@
-"""Resolve ``MODULE:ATTR`` references given on the command line."""
+"""What every command shares: ``MODULE:ATTR`` references and one-line usage errors."""
 
 from __future__ import annotations
 
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..contract import AgentDefinition
+
+EXIT_USAGE = 2
+"""Exit status of a command that could not run (bad arguments, files or references)."""
+
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+TargetArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="MODULE:ATTR",
+        help="The agent definition to read, such as examples.todo:AppAgent.",
+        show_default=False,
+    ),
+]
+"""A ``MODULE:ATTR`` argument naming an agent definition."""
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``error: message`` (one line, on standard error) and exit with status 2."""
+    _err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(EXIT_USAGE)
 
 
 class TargetError(Exception):
@@ -46,3 +73,32 @@ def load_attr(reference: str) -> Any:
         except AttributeError:
             raise TargetError(f"module {module_name!r} has no attribute {attr!r}") from None
     return value
+
+
+def load_definition(reference: str) -> AgentDefinition:
+    """Load the :class:`~foldkit_agent.contract.AgentDefinition` named by ``MODULE:ATTR``.
+
+    Raises:
+        TargetError: the reference cannot be loaded, or names something that is not an
+            agent definition (the message is one line, for the terminal).
+
+    Example:
+        >>> load_definition("examples.todo:AppAgent").capabilities[0].name
+        'create_todo'
+    """
+    value = load_attr(reference)
+    if not isinstance(value, AgentDefinition):
+        kind = type(value).__name__  # pyright: ignore[reportUnknownArgumentType]
+        raise TargetError(
+            f"{reference} is not an agent definition (the result of agent.make(...)); "
+            f"its type is {kind}"
+        )
+    return value
+
+
+def definition_or_fail(reference: str) -> AgentDefinition:
+    """:func:`load_definition`, or a one-line error and exit status 2."""
+    try:
+        return load_definition(reference)
+    except TargetError as exc:
+        fail(str(exc))

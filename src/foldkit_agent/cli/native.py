@@ -18,19 +18,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..contract import AgentDefinition
 from . import app
-from .loading import TargetError, load_attr
+from .loading import TargetArg, definition_or_fail
+from .loading import fail as _fail
 
 __all__ = ["actions", "default_server_name", "mcp_config_command", "native"]
-
-EXIT_USAGE = 2
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -40,34 +38,6 @@ native = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(native, name="native")
-
-TargetArg = Annotated[
-    str,
-    typer.Argument(
-        metavar="MODULE:ATTR",
-        help="The agent definition, such as examples.todo:AppAgent.",
-        show_default=False,
-    ),
-]
-
-
-def _fail(message: str) -> NoReturn:
-    _err.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(EXIT_USAGE)
-
-
-def _definition(reference: str) -> AgentDefinition:
-    try:
-        value = load_attr(reference)
-    except TargetError as exc:
-        _fail(str(exc))
-    if not isinstance(value, AgentDefinition):
-        kind = type(value).__name__  # pyright: ignore[reportUnknownArgumentType]
-        _fail(
-            f"{reference} is not an agent definition (the result of agent.make(...)); "
-            f"its type is {kind}"
-        )
-    return value
 
 
 def default_server_name(reference: str) -> str:
@@ -121,7 +91,7 @@ def mcp_config_command(
     """Print the mcp.config.json that makes an Agent Native app use our MCP server."""
     from ..adapters.native import mcp_config
 
-    definition = _definition(target)
+    definition = definition_or_fail(target)
     server = name if name is not None else default_server_name(target)
     count = len(definition.capabilities)
     try:
@@ -161,7 +131,7 @@ def actions(
     """Generate one actions/<name>.ts per capability (deterministic, marked as generated)."""
     from ..adapters.native import NativeGenerationError, write_actions
 
-    definition = _definition(target)
+    definition = definition_or_fail(target)
     try:
         report = write_actions(definition, out, url=url)
     except NativeGenerationError as exc:

@@ -30,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 from .. import __version__
 from ..runtime import AgentRuntime
 from . import app
-from .loading import TargetError, load_attr
+from .loading import TargetError, fail, load_attr
 
 __all__ = ["HttpPart", "combine", "http_parts", "open_runtime", "run_http", "serve"]
 
@@ -287,11 +287,6 @@ async def run_http(
             listening.close()
 
 
-def _fail(message: str) -> typer.Exit:
-    print(f"foldkit-agent: {message}", file=sys.stderr)
-    return typer.Exit(2)
-
-
 @app.command()
 def serve(
     target: str = typer.Argument(..., help="MODULE:ATTR naming a runtime or a runtime factory"),
@@ -322,21 +317,21 @@ def serve(
     try:
         loaded = load_attr(target)
     except TargetError as err:
-        raise _fail(str(err)) from None
+        fail(str(err))
     server_name = name or target.partition(":")[0]
     if mcp not in (None, "stdio", "http"):
-        raise _fail("--mcp takes 'stdio' or 'http'")
+        fail("--mcp takes 'stdio' or 'http'")
     if mcp is None and not a2a and not webmcp:
-        raise _fail("choose at least one adapter: --mcp stdio|http, --a2a, --webmcp")
+        fail("choose at least one adapter: --mcp stdio|http, --a2a, --webmcp")
     if mcp == "stdio" and (a2a or webmcp):
-        raise _fail("--mcp stdio uses standard input and output; serve --a2a/--webmcp separately")
+        fail("--mcp stdio uses standard input and output; serve --a2a/--webmcp separately")
     try:
         tokens = parse_tokens(token)
     except ValueError as err:
-        raise _fail(str(err)) from None
+        fail(str(err))
     loopback = host in LOOPBACK_HOSTS
     if mcp != "stdio" and not loopback and not allowed_host:
-        raise _fail(
+        fail(
             f"--host {host} is not loopback: name the host(s) clients will use with "
             "--allowed-host NAME (DNS-rebinding protection), and consider --token"
         )
@@ -376,6 +371,6 @@ def serve(
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(main)
     except TargetError as err:
-        raise _fail(str(err)) from None
+        fail(str(err))
     except OSError as err:
-        raise _fail(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+        fail(f"cannot listen on {host}:{port}: {err.strerror or err}")
