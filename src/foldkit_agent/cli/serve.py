@@ -122,6 +122,9 @@ def combine(apps: Sequence[Starlette]) -> Starlette:
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
+EXTRAS = {"mcp": "mcp", "mcp_types": "mcp", "a2a": "a2a", "sse_starlette": "web", "google": "a2a"}
+"""Which extra installs a module an adapter imports (for a one-line hint when it is missing)."""
+
 Tokens = dict[str, tuple[str, list[str]]]
 """Static bearer tokens: ``token -> (subject, scopes)``."""
 
@@ -372,5 +375,11 @@ def serve(
             anyio.run(main)
     except TargetError as err:
         fail(str(err))
+    except ModuleNotFoundError as err:
+        top = (err.name or "").split(".")[0]
+        extra = EXTRAS.get(top)
+        if extra is None:
+            raise
+        fail(f"this adapter needs {top!r}: pip install 'foldkit-agent[{extra}]'")
     except OSError as err:
         fail(f"cannot listen on {host}:{port}: {err.strerror or err}")
