@@ -37,6 +37,11 @@ class Stdio:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
+    def send_bytes(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.buffer.write(line + b"\n")
+        self.proc.stdin.flush()
+
     def answer(self, ident: Any) -> dict[str, Any]:
         """The next response with ``id == ident`` (notifications in between are skipped)."""
         assert self.proc.stdout is not None
@@ -89,6 +94,13 @@ def test_stdio_refuses_duplicate_keys_and_garbage_in_our_words_and_keeps_serving
         assert s.answer(None)["error"]["code"] == -32600
         s.send(call(4, '{"title": NaN}'))
         assert s.answer(4)["error"]["code"] == -32700
+        s.send('{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}')
+        assert s.answer(7)["error"] == {
+            "code": -32602,
+            "message": "The request's params must be a JSON object.",
+        }
+        s.send_bytes(call(8, '{"title": "X"}').encode().replace(b'"X"', b'"\xff"'))
+        assert s.answer(8)["error"]["message"] == "The body is not UTF-8 encoded JSON."
 
         s.send(call(5, '{"title": "kept"}'))
         result = s.answer(5)["result"]

@@ -35,6 +35,7 @@ __all__ = [
     "JsonBodyGuard",
     "WireError",
     "is_json_content_type",
+    "jsonrpc_code",
     "jsonrpc_problem",
     "loads_strict",
 ]
@@ -175,8 +176,9 @@ def jsonrpc_problem(value: Any) -> WireError | None:
 
     One object with ``"jsonrpc": "2.0"`` and either a string ``method`` (a request or a
     notification) or a ``result``/``error`` (a response to the server); an ``id``, when
-    present, is a string or an integer. Batches are not accepted (MCP removed them; A2A never
-    had them). The answer is ``-32600`` (invalid request) with our own sentence.
+    present, is a string or an integer; ``params``, when present, an object (MCP and A2A both
+    take named params). Batches are not accepted (MCP removed them; A2A never had them). The
+    answer is ``-32600`` (invalid request) or ``-32602`` (invalid params), in our words.
     """
     if not isinstance(value, dict):
         return WireError(400, "invalid-request", _NOT_JSONRPC)
@@ -192,7 +194,14 @@ def jsonrpc_problem(value: Any) -> WireError | None:
             return WireError(
                 400, "invalid-request", "A JSON-RPC id must be a string or an integer."
             )
+    if "params" in message and not isinstance(message["params"], dict):
+        return WireError(400, "invalid-params", "The request's params must be a JSON object.")
     return None
+
+
+def jsonrpc_code(err: WireError) -> int:
+    """The JSON-RPC error code for a refusal: parse error, invalid params or invalid request."""
+    return {"malformed": -32700, "invalid-params": -32602}.get(err.code, -32600)
 
 
 def is_json_content_type(content_type: str | None) -> bool:
@@ -224,7 +233,7 @@ Render = Callable[[Scope, WireError], Response]
 
 
 def _jsonrpc_error(_scope: Scope, err: WireError) -> Response:
-    code = -32700 if err.code == "malformed" else -32600
+    code = jsonrpc_code(err)
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": err.text}}
     return JSONResponse(body, status_code=err.status)
 

@@ -51,7 +51,7 @@ from collections.abc import (
     Mapping,
 )
 from contextlib import asynccontextmanager, contextmanager, suppress
-from typing import Any, Final, cast
+from typing import Any, BinaryIO, Final, cast
 
 import anyio
 import mcp.types as types
@@ -78,7 +78,14 @@ from ..errors import AgentError
 from ..invocation import DispatchResult, Invocation
 from ..outcome import summarize
 from ..runtime import AgentRuntime, Change
-from ..wire import LOOPBACK_HOSTS, JsonBodyGuard, WireError, jsonrpc_problem, loads_strict
+from ..wire import (
+    LOOPBACK_HOSTS,
+    JsonBodyGuard,
+    WireError,
+    jsonrpc_code,
+    jsonrpc_problem,
+    loads_strict,
+)
 
 __all__ = [
     "CONTEXT_URI",
@@ -736,7 +743,7 @@ async def serve_stdio(
 
 
 @contextmanager
-def _claimed_stdio() -> Generator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
+def _claimed_stdio() -> Generator[tuple[BinaryIO, io.TextIOWrapper]]:
     """The process's stdin/stdout as the wire, with fds 0 and 1 diverted while serving.
 
     Stray reads see end of file and stray prints go to stderr, so nothing but protocol frames
@@ -751,9 +758,7 @@ def _claimed_stdio() -> Generator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
     finally:
         os.close(null)
     # closefd=False: a worker thread may still be blocked reading when serving ends.
-    wire_in = io.TextIOWrapper(
-        os.fdopen(wire_in_fd, "rb", closefd=False), encoding="utf-8", errors="replace"
-    )
+    wire_in = os.fdopen(wire_in_fd, "rb", closefd=False)  # lines are decoded strictly
     wire_out = io.TextIOWrapper(os.fdopen(wire_out_fd, "wb", closefd=False), encoding="utf-8")
     try:
         yield wire_in, wire_out
@@ -789,17 +794,17 @@ class _StrictLines:
 
     async def _lines(self) -> AsyncIterator[str]:
         async for line in self._source:
-            text = cast(str, line)
-            if not text.strip():
+            raw = cast(bytes, line)
+            if not raw.strip():
                 continue
             try:
-                problem = jsonrpc_problem(loads_strict(text))
+                problem = jsonrpc_problem(loads_strict(raw))  # UTF-8 checked here too
             except WireError as err:
                 problem = err
             if problem is None:
-                yield text
+                yield raw.decode("utf-8")
                 continue
-            await self._refuse(text, problem)
+            await self._refuse(raw.decode("utf-8", "replace"), problem)
 
     async def _refuse(self, text: str, problem: WireError) -> None:
         ident: Any = None
@@ -809,7 +814,7 @@ class _StrictLines:
                 candidate = cast(dict[str, Any], loose).get("id")
                 if isinstance(candidate, str | int) and not isinstance(candidate, bool):
                     ident = candidate
-        code = -32700 if problem.code == "malformed" else -32600
+        code = jsonrpc_code(problem)
         await self._ready.wait()
         error = types.JSONRPCError(
             jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=problem.text)
