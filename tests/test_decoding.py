@@ -213,7 +213,12 @@ async def test_nan_and_infinity_are_not_json() -> None:
     for bad in (float("nan"), float("inf")):
         with pytest.raises(AgentInvalidInputError) as info:
             await rt.messages.dispatch_unknown("measure", {"value": bad})
-        assert info.value.issues == [{"path": "", "problem": "the input must be plain JSON data"}]
+        assert info.value.issues == [
+            {
+                "path": "",
+                "problem": "holds a number that is not finite (NaN, Infinity, or out of range)",
+            }
+        ]
     assert host.dispatched == []
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from foldkit_agent import agent, projection
 from foldkit_agent.invocation import Invocation
@@ -48,13 +48,17 @@ def principal(invocation: Invocation) -> User | None:
     return User(id=subject, can_delete="todos:delete" in scopes)
 
 
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+"""A todo title: surrounding spaces are dropped before the length is checked."""
+
+
 class CreateTodoInput(BaseModel):
-    title: str = Field(min_length=1, max_length=200, description="What needs doing")
+    title: Title = Field(description="What needs doing")
 
 
 class RenameTodoInput(BaseModel):
     id: str = Field(description="The id of the todo to rename, as listed in the context")
-    title: str = Field(min_length=1, max_length=200, description="The new title")
+    title: Title = Field(description="The new title")
 
 
 class TodoId(BaseModel):

@@ -146,14 +146,21 @@ class InputDecoder:
             )
         try:
             text = to_json(payload, inf_nan_mode="constants")
-            if b"NaN" in text or b"Infinity" in text:
-                # Either a string holding those letters, or a real non-finite float, which is
-                # not JSON: the strict encoder tells the two apart (and raises on the latter).
-                _ENCODER.encode(payload)
         except (TypeError, ValueError, RecursionError) as exc:
             raise self._invalid(
                 capability, [{"path": "", "problem": "the input must be plain JSON data"}]
             ) from exc
+        if b"NaN" in text or b"Infinity" in text:
+            # Either a string holding those letters, or a real non-finite float, which is
+            # not JSON: the strict encoder tells the two apart (and raises on the latter).
+            try:
+                _ENCODER.encode(payload)
+            except TypeError as exc:  # a value the fast encoder accepts but JSON has no form for
+                problem = "the input must be plain JSON data"
+                raise self._invalid(capability, [{"path": "", "problem": problem}]) from exc
+            except ValueError as exc:
+                problem = "holds a number that is not finite (NaN, Infinity, or out of range)"
+                raise self._invalid(capability, [{"path": "", "problem": problem}]) from exc
         try:
             return self._adapter.validate_json(text, strict=True, extra="forbid")
         except ValidationError as exc:

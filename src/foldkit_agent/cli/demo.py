@@ -255,9 +255,11 @@ def demo(
     serve: bool = typer.Option(
         False, "--serve", help="Keep the server up and print client configs"
     ),
-    port: int = typer.Option(8000, min=0, max=65535, help="Port for --serve (0 picks a free one)"),
+    port: int = typer.Option(8000, help="Port for --serve (0 picks a free one)"),
 ) -> None:
     """Run the todo example with a scripted agent over real MCP (or --serve it)."""
+    if not 0 <= port <= 65535:
+        fail(f"--port must be between 0 and 65535, got {port}")
     console = Console()
     if not serve:
         anyio.run(run_demo, console)

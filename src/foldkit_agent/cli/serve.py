@@ -162,6 +162,7 @@ def http_parts(
     webmcp: bool = False,
     tokens: Tokens | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    native_tokens: Sequence[str] = (),
 ) -> list[HttpPart]:
     """The HTTP adapters the command line asked for, in mounting order.
 
@@ -172,8 +173,10 @@ def http_parts(
     at ``/`` and its surface under ``/agent/``. With ``tokens``, MCP and A2A require one of them
     as a bearer token (401 otherwise; the A2A card stays public); the verified subject and
     scopes become the call's credentials. The WebMCP page has no login here, so its
-    calls carry no principal. ``allowed_hosts`` (for a non-loopback ``host``) are the host names
-    every adapter accepts in ``Host``/``Origin`` besides the loopback names.
+    calls carry no principal. ``native_tokens`` mounts the endpoint generated Agent Native
+    actions call (``native_app``) at ``/native``, for servers sending one of those bearer
+    tokens. ``allowed_hosts`` (for a non-loopback ``host``) are the host names every adapter
+    accepts in ``Host``/``Origin`` besides the loopback names.
     """
     parts: list[HttpPart] = []
     if mcp:
@@ -212,6 +215,18 @@ def http_parts(
             return webmcp_app(rt, title=name, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
 
         parts.append(webmcp_part)
+    if native_tokens:
+        from ..adapters.native import native_app
+
+        def native_part(rt: AgentRuntime[Any, Any]) -> Starlette:
+            hosts = None if allowed_hosts is None else [*LOOPBACK_HOSTS, *allowed_hosts]
+            if hosts is None:
+                return native_app(rt, service_tokens=list(native_tokens), path="/native")
+            return native_app(
+                rt, service_tokens=list(native_tokens), path="/native", allowed_hosts=hosts
+            )
+
+        parts.append(native_part)
     if a2a:
         from ..adapters.a2a import BearerTokenBackend, a2a_app
 
@@ -301,7 +316,7 @@ def serve(
         False, "--webmcp", help="Serve a page at / whose capabilities are WebMCP tools"
     ),
     host: str = typer.Option("127.0.0.1", help="HTTP host (loopback by default)"),
-    port: int = typer.Option(8000, min=0, max=65535, help="HTTP port (0 picks a free one)"),
+    port: int = typer.Option(8000, help="HTTP port (0 picks a free one)"),
     allowed_host: list[str] = typer.Option(  # noqa: B008
         [],
         "--allowed-host",
@@ -309,6 +324,12 @@ def serve(
         "only behind a proxy that checks Host)",
     ),
     name: str | None = typer.Option(None, help="Server name shown to clients (default: MODULE)"),
+    native_token: list[str] = typer.Option(  # noqa: B008
+        [],
+        "--native-token",
+        help="Serve the endpoint generated Agent Native actions call, at /native, for servers "
+        "sending this bearer token (repeatable; at least 16 characters)",
+    ),
     token: list[str] = typer.Option(  # noqa: B008 - Typer's way of declaring a list option
         [],
         "--token",
@@ -324,15 +345,25 @@ def serve(
     server_name = name or target.partition(":")[0]
     if mcp not in (None, "stdio", "http"):
         fail("--mcp takes 'stdio' or 'http'")
-    if mcp is None and not a2a and not webmcp:
-        fail("choose at least one adapter: --mcp stdio|http, --a2a, --webmcp")
-    if mcp == "stdio" and (a2a or webmcp):
-        fail("--mcp stdio uses standard input and output; serve --a2a/--webmcp separately")
+    native = bool(native_token)
+    if mcp is None and not a2a and not webmcp and not native:
+        fail("choose at least one adapter: --mcp stdio|http, --a2a, --webmcp, --native-token")
+    if mcp == "stdio" and (a2a or webmcp or native):
+        fail("--mcp stdio uses standard input and output; serve the HTTP adapters separately")
+    if any(len(t) < 16 for t in native_token):
+        fail("--native-token must be at least 16 characters")
     try:
         tokens = parse_tokens(token)
     except ValueError as err:
         fail(str(err))
+    if not 0 <= port <= 65535:
+        fail(f"--port must be between 0 and 65535, got {port}")
     loopback = host in LOOPBACK_HOSTS
+    if webmcp and not loopback:
+        fail(
+            "the --webmcp page has no sign-in, so it is served on loopback only; mount "
+            "foldkit_agent.adapters.webmcp in your own app (with your login) to serve it wider"
+        )
     if mcp != "stdio" and not loopback and not allowed_host:
         fail(
             f"--host {host} is not loopback: name the host(s) clients will use with "
@@ -360,6 +391,7 @@ def serve(
                 base_url=origin,
                 tokens=tokens or None,
                 allowed_hosts=hosts,
+                native_tokens=native_token,
             )
             asgi = combine([part(rt) for part in parts])
             if mcp == "http":
@@ -368,6 +400,20 @@ def serve(
                 print(f"serving A2A at {origin}/.well-known/agent-card.json", file=sys.stderr)
             if webmcp:
                 print(f"serving the WebMCP page at {origin}/", file=sys.stderr, flush=True)
+                if tokens:
+                    print(
+                        "  (the page has no sign-in: its calls are anonymous, --token does not "
+                        "apply to it, and capabilities that authorize refuse them)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            if native:
+                print(
+                    f"serving Agent Native actions at {origin}/native "
+                    f"(native actions ... --url {origin}/native)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             await run_http(asgi, sock=sock)
 
     try:
