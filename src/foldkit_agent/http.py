@@ -75,6 +75,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -526,11 +527,31 @@ class _Surface:
         def available() -> list[str]:
             return [c.name for c in rt.messages.available()]
 
+        shutdown = anyio.Event()  # set by sse-starlette when the server shuts down
+
+        async def next_change() -> Change | None:
+            got: list[Change] = []
+            async with anyio.create_task_group() as tg:
+
+                async def read() -> None:
+                    got.append(await feed.next())
+                    tg.cancel_scope.cancel()
+
+                async def stop() -> None:
+                    await shutdown.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(read)
+                tg.start_soon(stop)
+            return got[0] if got else None
+
         async def stream() -> AsyncIterator[ServerSentEvent]:
             try:
                 yield ServerSentEvent(json.dumps({"available": available()}), event="ready")
                 while True:
-                    change = await feed.next()
+                    change = await next_change()
+                    if change is None:  # shutting down: end the response cleanly
+                        return
                     data = {
                         "capabilities": change.capabilities,
                         "context": change.context,
@@ -542,7 +563,11 @@ class _Surface:
                 unsubscribe()
 
         return EventSourceResponse(
-            stream(), ping=self.c.ping, headers={"Cache-Control": "no-store"}
+            stream(),
+            ping=self.c.ping,
+            headers={"Cache-Control": "no-store"},
+            shutdown_event=shutdown,
+            shutdown_grace_period=1.0,
         )
 
     async def invoke(self, request: Request) -> Response:
