@@ -416,6 +416,13 @@ class _Surface:
             return _rejected(503, "unavailable", "The application is not available right now.")
         return rt  # pyright: ignore[reportUnknownVariableType]
 
+    async def _reader(self, request: Request) -> AgentRuntime[Any, Any] | Response:
+        """Authenticate a reading route's caller and find its runtime, or the refusal."""
+        kind = await self._authenticate(request)
+        if isinstance(kind, Response):
+            return kind
+        return await self._runtime(request)
+
     async def _authenticate(self, request: Request) -> Response | Literal["session", "service"]:
         """Host check and bearer authentication. Returns the caller kind or a refusal."""
         if not host_allowed(request, self.c.allowed_hosts):
@@ -457,10 +464,7 @@ class _Surface:
     # -- routes -------------------------------------------------------------------------------
 
     async def capabilities(self, request: Request) -> Response:
-        kind = await self._authenticate(request)
-        if isinstance(kind, Response):
-            return kind
-        rt = await self._runtime(request)
+        rt = await self._reader(request)
         if isinstance(rt, Response):
             return rt
         caps = [
@@ -470,10 +474,7 @@ class _Surface:
         return JSONResponse({"capabilities": caps}, headers={"Cache-Control": "no-store"})
 
     async def context(self, request: Request) -> Response:
-        kind = await self._authenticate(request)
-        if isinstance(kind, Response):
-            return kind
-        rt = await self._runtime(request)
+        rt = await self._reader(request)
         if isinstance(rt, Response):
             return rt
         try:
@@ -512,10 +513,7 @@ class _Surface:
         return response
 
     async def events(self, request: Request) -> Response:
-        kind = await self._authenticate(request)
-        if isinstance(kind, Response):
-            return kind
-        rt = await self._runtime(request)
+        rt = await self._reader(request)
         if isinstance(rt, Response):
             return rt
         feed = _ChangeFeed(asyncio.get_running_loop())
