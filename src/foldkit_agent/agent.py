@@ -83,6 +83,7 @@ __all__ = [
     "InvocationContext",
     "JsonlAuditSink",
     "Outcome",
+    "PrincipalProvider",
     "Resource",
     "SqliteAuditSink",
     "StateCompletion",
@@ -238,6 +239,3 @@ def for_application(app: Application[M]) -> AgentBuilder[M, Any]:
 def for_model(model_type: type[M], union: MessageUnion | None = None) -> AgentBuilder[M, Any]:
     """A builder typed for a Model class when there is no captured application."""
     return AgentBuilder(model_type, union)
-
-
-_ = (PrincipalProvider, Capability, Outcome, CorrelationKey)

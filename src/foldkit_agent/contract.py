@@ -8,6 +8,7 @@ joins a contract to a live application.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
@@ -151,7 +152,7 @@ class Capability:
     @property
     def input_schema(self) -> JsonSchema:
         """The compatibility-profile JSON Schema of the input (a fresh copy)."""
-        return _deep_copy(self.decoder.schema)
+        return copy.deepcopy(self.decoder.schema)
 
     @property
     def accepted(self) -> tuple[str, ...]:
@@ -167,14 +168,6 @@ class Capability:
 
     def __repr__(self) -> str:
         return f"Capability({self.name!r}, tag={self.tag!r})"
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _deep_copy(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, list):
-        return [_deep_copy(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    return value
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ JSON encoding::
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -61,18 +62,10 @@ class Projection:
             schema = schema_of_type(self._shape)
             schema["additionalProperties"] = False
             self._schema = schema
-        return _copy(self._schema)
+        return copy.deepcopy(self._schema)
 
     def __repr__(self) -> str:
         return f"Projection({', '.join(self.fields)})"
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, list):
-        return [_copy(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    return value
 
 
 def pick(*refs: FieldRef) -> Projection:
