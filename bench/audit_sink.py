@@ -29,9 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from examples.todo import AppAgent, Model, Todo, TodoAgent, User, principal
-from foldkit_agent import agent
-from foldkit_agent.audit import AuditEntry, AuditLog, SqliteAuditSink
-from foldkit_agent.invocation import Invocation
+from foldkit_agent import AuditEntry, AuditLog, Invocation, SqliteAuditSink, agent
 
 THROUGHPUT_TARGET = 20_000.0
 RATIO_TARGET = 1.2

@@ -10,8 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from foldkit_agent import agent
-from foldkit_agent.message import Message, message_union
+from foldkit_agent import Message, agent, message_union
 
 from .harness import Row, us
 

@@ -6,9 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from foldkit_agent import Program, agent
-from foldkit_agent.invocation import Invocation
-from foldkit_agent.message import Message, message_union
+from foldkit_agent import Invocation, Message, Program, agent, message_union
 
 from .harness import Row, compare, us
 

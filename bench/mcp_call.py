@@ -26,9 +26,8 @@ from mcp import Client
 from mcp.server import Server
 from pydantic import BaseModel
 
-from foldkit_agent import Program, agent
+from foldkit_agent import Message, Program, agent, message_union
 from foldkit_agent.adapters.mcp import OUTPUT_SCHEMA, mcp_server
-from foldkit_agent.message import Message, message_union
 
 from .harness import Row, compare, us
 

@@ -20,8 +20,7 @@ from typing import Any
 import uvicorn
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from foldkit_agent import Program, agent, projection, surface
-from foldkit_agent.message import Message, message_union
+from foldkit_agent import Message, Program, agent, message_union, projection, surface
 
 # MODEL
 

@@ -7,14 +7,13 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
 
 from examples.todo import AppAgent
-from foldkit_agent import agent, projection, surface
+from foldkit_agent import Message, agent, message_union, projection, surface
 from foldkit_agent.manifest import (
     TOKEN_ESTIMATOR,
     canonical_json,
@@ -23,9 +22,7 @@ from foldkit_agent.manifest import (
     to_manifest,
     to_markdown,
 )
-from foldkit_agent.message import Message, message_union
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
 
 
 def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:

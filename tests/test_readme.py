@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from tests.support.paths import ROOT
+
+README = ROOT / "README.md"
 
 
 async def test_the_readme_quick_start_runs_and_shows_the_added_todo(capsys: Any) -> None:

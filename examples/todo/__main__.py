@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from foldkit_agent import AgentError, agent
-from foldkit_agent.invocation import Invocation
+from foldkit_agent import AgentError, Invocation, agent
 
 from .contract import User
 from .host import run_todo

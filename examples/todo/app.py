@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from foldkit_agent import surface
-from foldkit_agent.message import Message, message_union
+from foldkit_agent import Message, message_union, surface
 
 SAVE_DELAY = 0.05
 """Seconds the pretend backend takes to save a todo."""

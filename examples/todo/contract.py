@@ -6,8 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from foldkit_agent import agent, projection
-from foldkit_agent.invocation import Invocation
+from foldkit_agent import Invocation, agent, projection
 
 from .app import (
     App,

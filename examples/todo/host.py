@@ -6,10 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from foldkit_agent import Program, agent
-from foldkit_agent.audit import AuditLog
-from foldkit_agent.program import Running
-from foldkit_agent.runtime import AgentRuntime
+from foldkit_agent import AgentRuntime, AuditLog, Program, Running, agent
 
 from .app import Model, update
 from .contract import AppAgent, TodoAgent, principal

@@ -6,7 +6,7 @@
   the same Messages a person's clicks produce, handed to ``running.dispatch``. This is the
   application's own endpoint, not the agent surface; it checks the session, the Origin and
   the CSRF token just the same.
-* ``/agent/...`` — :func:`foldkit_agent.adapters.webmcp.mount`: the bridge and the JSON
+* ``/agent/...`` — :func:`foldkit_agent.adapters.web.webmcp.mount`: the bridge and the JSON
   surface, with the principal taken from the same session.
 
 Ways to run it:
@@ -47,12 +47,14 @@ from examples.todo.app import (
     TodoMessage,
     ToggledTodo,
 )
-from foldkit_agent import agent
-from foldkit_agent.adapters import webmcp
-from foldkit_agent.audit import AuditLog
-from foldkit_agent.http import DEFAULT_ALLOWED_HOSTS, CsrfTokens, host_allowed, origin_allowed
-from foldkit_agent.program import Running
-from foldkit_agent.runtime import AgentRuntime
+from foldkit_agent import AgentRuntime, AuditLog, Running, agent
+from foldkit_agent.adapters.web import webmcp
+from foldkit_agent.adapters.web.surface import (
+    DEFAULT_ALLOWED_HOSTS,
+    CsrfTokens,
+    host_allowed,
+    origin_allowed,
+)
 
 __all__ = ["DEMO_USER", "SESSION_COOKIE", "TodoWeb", "build_app", "create_app", "todo_web"]
 

@@ -2,15 +2,45 @@
 
 Declare once what an agent may see (a projection of the Model) and do (an opt-in subset of
 the Messages); bind that contract to the running application; serve it over MCP, A2A, WebMCP
-or Agent Native. See ``docs/`` and ``examples/todo``.
+or Agent Native. This module is the one front door: every public name is importable from it,
+and the ``agent``, ``projection`` and ``surface`` namespaces hold the declaration functions::
 
-    from foldkit_agent import agent, projection, surface
-    from foldkit_agent.message import Message, message_union
+    from foldkit_agent import Message, Program, agent, message_union, projection, surface
+
+The protocol adapters need their extras and live in :mod:`foldkit_agent.adapters`. See
+``docs/architecture.md`` for the parts and ``docs/guide.md`` for the contract.
 """
 
 from __future__ import annotations
 
 from . import agent, errors, projection, surface
+from .agent import AgentBuilder
+from .app.host import Host, SupportsHost, Unsubscribe
+from .app.message import Message, MessageUnion, message_union
+from .app.program import Command, Program, Running
+from .app.projection import Projection
+from .app.surface import Action, Application, FieldRef, MessageSet
+from .audit.jsonl import JsonlAuditSink
+from .audit.log import REDACTED, AuditEntry, AuditLog, AuditSink, AuditSinkError, audit_log
+from .audit.sqlite import SqliteAuditSink
+from .contract.calls import (
+    AuthorizationRequest,
+    CallInfo,
+    Deny,
+    Invocation,
+    InvocationContext,
+    new_invocation_id,
+)
+from .contract.completion import Completion, CorrelationKey, StateCompletion
+from .contract.declare import (
+    ActionVariant,
+    AgentDefinition,
+    Capability,
+    ExposedMessages,
+    Resource,
+    Variant,
+    Wiring,
+)
 from .errors import (
     AgentAuthorizationError,
     AgentCancelledError,
@@ -22,35 +52,79 @@ from .errors import (
     AgentInvalidInputError,
     AgentResourceError,
     AgentUnknownCapabilityError,
+    InputIssue,
     InputRejected,
 )
-from .host import Host, SupportsHost
-from .message import Message, MessageUnion, message_union
-from .program import Program
+from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
+from .runtime.outcome import Outcome, OutcomeKind, summarize
+from .runtime.results import CompletionOutcome, DispatchResult
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "REDACTED",
+    "Action",
+    "ActionVariant",
     "AgentAuthorizationError",
+    "AgentBuilder",
     "AgentCancelledError",
     "AgentCapabilityUnavailableError",
     "AgentCompletionTimeoutError",
     "AgentContractError",
+    "AgentDefinition",
     "AgentError",
     "AgentHostError",
     "AgentInvalidInputError",
     "AgentResourceError",
+    "AgentRuntime",
     "AgentUnknownCapabilityError",
+    "Application",
+    "AuditEntry",
+    "AuditLog",
+    "AuditSink",
+    "AuditSinkError",
+    "AuthorizationRequest",
+    "CallInfo",
+    "Capability",
+    "Change",
+    "Command",
+    "Completion",
+    "CompletionOutcome",
+    "CorrelationKey",
+    "Deny",
+    "DispatchResult",
+    "ExposedMessages",
+    "FieldRef",
     "Host",
+    "InputIssue",
     "InputRejected",
+    "Invocation",
+    "InvocationContext",
+    "JsonlAuditSink",
     "Message",
+    "MessageSet",
     "MessageUnion",
+    "Outcome",
+    "OutcomeKind",
+    "PrincipalProvider",
     "Program",
+    "Projection",
+    "Resource",
+    "Running",
+    "SqliteAuditSink",
+    "StateCompletion",
     "SupportsHost",
+    "Unsubscribe",
+    "Variant",
+    "Wiring",
     "__version__",
     "agent",
+    "audit_log",
+    "bind",
     "errors",
     "message_union",
+    "new_invocation_id",
     "projection",
+    "summarize",
     "surface",
 ]

@@ -18,8 +18,21 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from .audit import AuditEntry, AuditLog, AuditSink, JsonlAuditSink, SqliteAuditSink, audit_log
-from .completion import (
+from .app.message import MessageUnion
+from .app.projection import Projection
+from .app.surface import Action, Application, MessageSet
+from .audit.jsonl import JsonlAuditSink
+from .audit.log import AuditEntry, AuditLog, AuditSink, audit_log
+from .audit.sqlite import SqliteAuditSink
+from .contract.calls import (
+    AuthorizationRequest,
+    CallInfo,
+    Deny,
+    Invocation,
+    InvocationContext,
+    new_invocation_id,
+)
+from .contract.completion import (
     Completion,
     CorrelationKey,
     StateCompletion,
@@ -27,7 +40,7 @@ from .completion import (
     correlate_key,
     when,
 )
-from .contract import (
+from .contract.declare import (
     ActionVariant,
     AgentDefinition,
     Capability,
@@ -43,23 +56,10 @@ from .contract import (
     variant,
 )
 from .errors import InputRejected
-from .introspect import context_schema, messages, resources, schema
-from .invocation import (
-    AuthorizationRequest,
-    CallInfo,
-    CompletionOutcome,
-    Deny,
-    DispatchResult,
-    Invocation,
-    InvocationContext,
-    new_invocation_id,
-)
-from .manifest import to_manifest, to_markdown
-from .message import MessageUnion
-from .outcome import Outcome, summarize
-from .projection import Projection
-from .runtime import AgentRuntime, Change, PrincipalProvider, bind
-from .surface import Action, Application, MessageSet
+from .manifest import context_schema, messages, resources, schema, to_manifest, to_markdown
+from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
+from .runtime.outcome import Outcome, summarize
+from .runtime.results import CompletionOutcome, DispatchResult
 
 __all__ = [
     "ActionVariant",
@@ -198,7 +198,7 @@ class AgentBuilder(Generic[M, P]):
         predicate: Callable[[Any, Any], bool],
         timeout: float | timedelta | None = None,
     ) -> StateCompletion:
-        """See :func:`~foldkit_agent.completion.when`."""
+        """See :func:`~foldkit_agent.contract.completion.when`."""
         return when(projection=projection, predicate=predicate, timeout=timeout)
 
     def make(

@@ -21,15 +21,20 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from .completion import Completion, StateCompletion
-from .contract import AgentDefinition, Capability
+from .contract.completion import Completion, StateCompletion
+from .contract.declare import AgentDefinition, Capability
+from .contract.schema import projection_schema
 
 __all__ = [
     "MANIFEST_VERSION",
     "TOKEN_ESTIMATOR",
     "canonical_json",
+    "context_schema",
     "estimate_tokens",
     "manifest_json",
+    "messages",
+    "resources",
+    "schema",
     "to_manifest",
     "to_markdown",
 ]
@@ -144,12 +149,12 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
     capabilities = [_capability(c) for c in definition.capabilities]
     resources: list[dict[str, Any]] = []
     for res in definition.resources.values():
-        schema = res.projection.json_schema()
+        schema = projection_schema(res.projection)
         shown = {"name": res.name, "description": res.description, "schema": schema}
         resources.append({**shown, "size": _size(shown)})
     context: dict[str, Any] | None = None
     if definition.context is not None:
-        schema = definition.context.json_schema()
+        schema = projection_schema(definition.context)
         context = {"schema": schema, "size": _size(schema)}
     caps_size = _sum(c["size"] for c in capabilities)
     res_size = _sum(r["size"] for r in resources)
@@ -488,3 +493,56 @@ def _notes(schema: Mapping[str, Any]) -> str:
     if "default" in schema:
         parts.append(f"Default `{json.dumps(schema['default'], sort_keys=True)}`.")
     return " ".join(parts)
+
+
+# -- introspection: the contract as plain data --------------------------------------------
+
+
+def messages(definition: AgentDefinition) -> list[dict[str, Any]]:
+    """One dict per capability, in declaration order.
+
+    Keys: ``name``, ``tag``, ``description``, ``input_schema``, ``model_dependent`` (has an
+    ``available`` predicate), ``authorized`` (has an ``authorize`` hook), ``completion``
+    (``"none"``, ``"message"`` or ``"state"``).
+
+    >>> [m["name"] for m in messages(AppAgent)]
+    ['create_todo', 'rename_todo', 'delete_todo']
+    """
+    return [
+        {
+            "name": c.name,
+            "tag": c.tag,
+            "description": c.description,
+            "input_schema": c.input_schema,
+            "model_dependent": c.available is not None,
+            "authorized": c.authorize is not None,
+            "completion": c.completion_kind,
+        }
+        for c in definition.capabilities
+    ]
+
+
+def resources(definition: AgentDefinition) -> list[dict[str, Any]]:
+    """One dict per resource: ``name``, ``description``, ``schema``."""
+    return [
+        {"name": r.name, "description": r.description, "schema": projection_schema(r.projection)}
+        for r in definition.resources.values()
+    ]
+
+
+def context_schema(definition: AgentDefinition) -> dict[str, Any] | None:
+    """The JSON Schema of the context projection, or ``None`` without a context."""
+    return None if definition.context is None else projection_schema(definition.context)
+
+
+def schema(definition: AgentDefinition) -> dict[str, Any]:
+    """The whole contract as data.
+
+    Returns ``{"capabilities": messages(d), "resources": resources(d),
+    "context": context_schema(d)}``.
+    """
+    return {
+        "capabilities": messages(definition),
+        "resources": resources(definition),
+        "context": context_schema(definition),
+    }

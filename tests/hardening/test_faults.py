@@ -17,21 +17,26 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
-from mcp_cart import Increment, LongWait, run_cart
 from pydantic import BaseModel
 
-from foldkit_agent import Host, Program, agent, surface
-from foldkit_agent.adapters.a2a import EXTENSION_URI, JSONRPC_PATH, a2a_app
-from foldkit_agent.adapters.mcp import http_app, mcp_server
-from foldkit_agent.audit import AuditEntry, JsonlAuditSink, SqliteAuditSink
-from foldkit_agent.errors import (
+from foldkit_agent import (
     AgentCancelledError,
     AgentCompletionTimeoutError,
     AgentError,
     AgentHostError,
+    AuditEntry,
+    Host,
+    JsonlAuditSink,
+    Message,
+    Program,
+    SqliteAuditSink,
+    agent,
+    message_union,
+    surface,
 )
-from foldkit_agent.message import Message, message_union
-from tests.hardening.hostile import (
+from foldkit_agent.adapters.a2a import EXTENSION_URI, JSONRPC_PATH, a2a_app
+from foldkit_agent.adapters.mcp import http_app, mcp_server
+from tests.support.hostile import (
     a2a_send_body,
     asgi_client,
     mcp_call_body,
@@ -39,6 +44,7 @@ from tests.hardening.hostile import (
     sse_or_json,
     until,
 )
+from tests.support.mcp_cart import Increment, LongWait, run_cart
 from tests.support.serving import served
 
 # A small application whose host can be told to fail in each way.
@@ -325,7 +331,7 @@ async def test_mcp_http_shutdown_answers_pending_calls_outcome_unknown() -> None
 
 
 async def test_a2a_shutdown_answers_pending_calls_and_none_hangs() -> None:
-    from tests.a2a_support import LabWaitAgent, lab_runtime
+    from tests.support.a2a_lab import LabWaitAgent, lab_runtime
 
     async with lab_runtime(LabWaitAgent) as (rt, _breakable, _running):
         app = a2a_app(rt, name="lab", version="1", base_url="http://testserver")

@@ -17,14 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
-from mcp_cart import run_cart
 
 from examples.todo import run_todo
 from foldkit_agent.adapters.a2a import EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, a2a_app
 from foldkit_agent.adapters.mcp import http_app, mcp_server
-from foldkit_agent.wire import WireError, loads_strict
-from tests.a2a_support import BearerBackend
-from tests.hardening.hostile import (
+from foldkit_agent.edge.wire import WireError, loads_strict
+from tests.support.a2a_lab import BearerBackend
+from tests.support.hostile import (
+    A2A_HEADERS,
     HOSTILE_INPUTS,
     MALFORMED_BODIES,
     TEN_MB_STRING,
@@ -37,7 +37,8 @@ from tests.hardening.hostile import (
     mcp_headers,
     sse_or_json,
 )
-from tests.web.test_http_surface import environment
+from tests.support.mcp_cart import run_cart
+from tests.support.web_surface import environment
 
 LEAKS = (
     "Traceback",
@@ -258,13 +259,6 @@ def test_mcp_in_process_any_tool_name_is_unknown_and_audited_once(name: str) -> 
 
 
 # -- A2A (raw JSON-RPC and HTTP+JSON) ----------------------------------------------------------
-
-
-A2A_HEADERS = {
-    "A2A-Version": "1.0",
-    "Content-Type": "application/json",
-    "Authorization": "Bearer alice-tok",
-}
 
 
 def a2a_refused(r: Any) -> None:

@@ -14,9 +14,8 @@ import pytest
 from examples.todo import run_todo
 from foldkit_agent.adapters.a2a import JSONRPC_PATH, a2a_app
 from foldkit_agent.adapters.mcp import http_app
-from foldkit_agent.wire import WireError, jsonrpc_problem, loads_strict
-from tests.hardening.hostile import asgi_client, mcp_headers
-from tests.hardening.test_fuzz_wire import A2A_HEADERS
+from foldkit_agent.edge.wire import WireError, jsonrpc_problem, loads_strict
+from tests.support.hostile import A2A_HEADERS, asgi_client, mcp_headers
 
 NOT_JSONRPC: dict[str, bytes] = {
     "empty": b"",

@@ -13,20 +13,19 @@ import pytest
 from mcp.server.auth.provider import AccessToken
 
 from examples.todo import User, run_todo
-from foldkit_agent import agent
+from foldkit_agent import AgentInvalidInputError, AgentUnknownCapabilityError, agent
 from foldkit_agent.adapters.a2a import EXTENSION_URI, JSONRPC_PATH, a2a_app
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
-from foldkit_agent.errors import AgentInvalidInputError, AgentUnknownCapabilityError
-from foldkit_agent.http import CSRF_HEADER
-from tests.a2a_support import BearerBackend
-from tests.hardening.hostile import (
+from foldkit_agent.adapters.web.surface import CSRF_HEADER
+from tests.support.a2a_lab import BearerBackend
+from tests.support.hostile import (
     a2a_send_body,
     asgi_client,
     mcp_call_body,
     mcp_headers,
     sse_or_json,
 )
-from tests.web.test_http_surface import environment
+from tests.support.web_surface import environment
 
 SECRET_TOKENS = ("alice-secret-token-7f3a", "bob-secret-token-91c2", "wrong-secret-token-0d0e")
 VERIFIER = StaticTokenVerifier(

@@ -21,9 +21,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.provider import AccessToken
-from mcp_cart import AddedItem, RemovedItem, Ticked, run_cart
 
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
+from tests.support.mcp_cart import AddedItem, RemovedItem, Ticked, run_cart
 from tests.support.serving import served
 
 CLIENTS = 50

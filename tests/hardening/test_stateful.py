@@ -18,9 +18,16 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from pydantic import BaseModel
 
-from foldkit_agent import AgentError, Program, agent, projection, surface
-from foldkit_agent.invocation import Invocation
-from foldkit_agent.message import Message, message_union
+from foldkit_agent import (
+    AgentError,
+    Invocation,
+    Message,
+    Program,
+    agent,
+    message_union,
+    projection,
+    surface,
+)
 
 # MODEL
 

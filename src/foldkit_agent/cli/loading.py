@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..contract import AgentDefinition
+from ..contract.declare import AgentDefinition
 
 EXIT_USAGE = 2
 """Exit status of a command that could not run (bad arguments, files or references)."""

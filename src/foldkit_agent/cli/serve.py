@@ -28,7 +28,7 @@ from starlette.routing import Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from .. import __version__
-from ..runtime import AgentRuntime
+from ..runtime.bound import AgentRuntime
 from . import app
 from .loading import TargetError, fail, load_attr
 
@@ -180,13 +180,13 @@ def http_parts(
     """
     parts: list[HttpPart] = []
     if mcp:
-        from ..adapters.mcp import http_app
+        from ..adapters.mcp.server import http_app
 
         verifier = None
         if tokens:
             from mcp.server.auth.provider import AccessToken
 
-            from ..adapters.mcp import StaticTokenVerifier
+            from ..adapters.mcp.server import StaticTokenVerifier
 
             verifier = StaticTokenVerifier(
                 {
@@ -207,7 +207,7 @@ def http_parts(
 
         parts.append(mcp_part)
     if webmcp:
-        from ..adapters.webmcp import webmcp_app
+        from ..adapters.web.webmcp import webmcp_app
 
         def webmcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
             if allowed_hosts is None:
@@ -216,7 +216,7 @@ def http_parts(
 
         parts.append(webmcp_part)
     if native_tokens:
-        from ..adapters.native import native_app
+        from ..adapters.native.actions import native_app
 
         def native_part(rt: AgentRuntime[Any, Any]) -> Starlette:
             hosts = None if allowed_hosts is None else [*LOOPBACK_HOSTS, *allowed_hosts]
@@ -228,7 +228,7 @@ def http_parts(
 
         parts.append(native_part)
     if a2a:
-        from ..adapters.a2a import BearerTokenBackend, a2a_app
+        from ..adapters.a2a.app import BearerTokenBackend, a2a_app
 
         backend = BearerTokenBackend(tokens, required=True) if tokens else None
 
@@ -362,7 +362,7 @@ def serve(
     if webmcp and not loopback:
         fail(
             "the --webmcp page has no sign-in, so it is served on loopback only; mount "
-            "foldkit_agent.adapters.webmcp in your own app (with your login) to serve it wider"
+            "foldkit_agent.adapters.web.webmcp in your own app (with your login) to serve it wider"
         )
     if mcp != "stdio" and not loopback and not allowed_host:
         fail(
@@ -375,7 +375,7 @@ def serve(
     async def main() -> None:
         async with open_runtime(loaded, target) as rt:
             if mcp == "stdio":
-                from ..adapters.mcp import serve_stdio
+                from ..adapters.mcp.server import serve_stdio
 
                 await serve_stdio(rt, name=server_name, version=__version__)
                 return

@@ -1,0 +1,49 @@
+"""The web adapters: the JSON surface a page calls, and the WebMCP bridge."""
+
+from __future__ import annotations
+
+from .surface import (
+    CSRF_HEADER,
+    DEFAULT_ALLOWED_HOSTS,
+    DEFAULT_MAX_BODY,
+    PRINCIPAL_HEADER,
+    SESSION_COOKIE,
+    CsrfTokens,
+    Resolve,
+    SurfaceTarget,
+    agent_surface,
+    call_tool_result,
+    host_allowed,
+    origin_allowed,
+    service_caller,
+)
+from .webmcp import (
+    BRIDGE_FILE,
+    bridge_script,
+    mount,
+    script_tag,
+    webmcp_app,
+    webmcp_surface,
+)
+
+__all__ = [
+    "BRIDGE_FILE",
+    "CSRF_HEADER",
+    "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_MAX_BODY",
+    "PRINCIPAL_HEADER",
+    "SESSION_COOKIE",
+    "CsrfTokens",
+    "Resolve",
+    "SurfaceTarget",
+    "agent_surface",
+    "bridge_script",
+    "call_tool_result",
+    "host_allowed",
+    "mount",
+    "origin_allowed",
+    "script_tag",
+    "service_caller",
+    "webmcp_app",
+    "webmcp_surface",
+]

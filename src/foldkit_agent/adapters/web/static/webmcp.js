@@ -1,0 +1,221 @@
+/*
+ * foldkit-agent WebMCP bridge (served by foldkit_agent.adapters.web.webmcp).
+ *
+ * Registers every capability the server currently offers as a WebMCP tool of this page and
+ * keeps that set in step with the server:
+ *
+ *   - tools come from GET <base>capabilities (name, description, inputSchema);
+ *   - each is registered with modelContext.registerTool(tool, {signal}), using
+ *     document.modelContext, or navigator.modelContext on older implementations;
+ *   - GET <base>events (server-sent events) says when availability changed; the bridge then
+ *     aborts the registrations that are gone or changed and registers the new ones;
+ *   - every execute(input) is POSTed to <base>invoke/<name> with the session's CSRF token,
+ *     and the server's answer (an MCP CallToolResult-shaped object) is returned unchanged.
+ *
+ * The bridge decides nothing: the server validates the input, checks availability,
+ * authorizes and audits every call. A failed registration or a failed refresh is recorded
+ * (window.foldkitAgent.errors()) and logged, never thrown.
+ *
+ * <base> is the directory this script was loaded from (…/agent/), or the script tag's
+ * data-base attribute.
+ */
+(function () {
+  "use strict";
+  if (window.foldkitAgent) return; // loaded twice: the first copy keeps working
+
+  var script = document.currentScript;
+  var base = new URL(
+    (script && script.dataset && script.dataset.base) || ".",
+    (script && script.src) || location.href
+  );
+
+  var registered = new Map(); // name -> {controller: AbortController, key: string}
+  var errors = [];
+  var syncs = 0;
+  var csrf = null;
+  var running = null;
+  var again = false;
+  var resolveReady;
+  var ready = new Promise(function (resolve) { resolveReady = resolve; });
+
+  function modelContext() {
+    var mc = document.modelContext || navigator.modelContext || null;
+    return mc && typeof mc.registerTool === "function" ? mc : null;
+  }
+
+  function note(name, error) {
+    var entry = { name: name, error: String((error && (error.name || error.message)) || error) };
+    errors.push(entry);
+    if (errors.length > 50) errors.shift();
+    if (window.console) console.warn("foldkit-agent bridge:", entry.name, entry.error);
+  }
+
+  function failure(text) {
+    return { content: [{ type: "text", text: text }], isError: true };
+  }
+
+  async function fetchToken() {
+    try {
+      var r = await fetch(new URL("session", base), { credentials: "same-origin", cache: "no-store" });
+      if (!r.ok) return null;
+      var body = await r.json();
+      return typeof body.csrfToken === "string" ? body.csrfToken : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function wireInput(input) {
+    // The transport may hand the input over as JSON text; the server judges the value.
+    if (typeof input === "string") {
+      try { return JSON.parse(input); } catch (e) { return input; }
+    }
+    return input === undefined || input === null ? {} : input;
+  }
+
+  async function invoke(name, input) {
+    var url = new URL("invoke/" + encodeURIComponent(name), base);
+    var body;
+    try {
+      body = JSON.stringify(wireInput(input));
+    } catch (e) {
+      return failure("The input for " + name + " could not be encoded as JSON. Nothing was applied.");
+    }
+    for (var attempt = 0; attempt < 2; attempt++) {
+      if (!csrf) csrf = await fetchToken();
+      var response;
+      try {
+        response = await fetch(url, {
+          method: "POST",
+          credentials: "same-origin",
+          cache: "no-store",
+          headers: { "content-type": "application/json", "X-CSRF-Token": csrf || "" },
+          body: body,
+        });
+      } catch (e) {
+        return failure("The page could not reach the application, so whether " + name + " was applied is unknown.");
+      }
+      var result = null;
+      try { result = await response.json(); } catch (e) { result = null; }
+      var sc = result && result.structuredContent;
+      if (response.status === 403 && sc && sc.error === "csrf" && attempt === 0) {
+        csrf = null; // the session changed: fetch a fresh token and retry (nothing was applied)
+        continue;
+      }
+      schedule();
+      if (result && Array.isArray(result.content)) return result;
+      return failure("The application answered " + name + " with HTTP " + response.status + " and no result.");
+    }
+    return failure("The page's security token was refused; reload the page. Nothing was applied.");
+  }
+
+  function keyOf(cap) {
+    return JSON.stringify([cap.description, cap.inputSchema]);
+  }
+
+  async function syncOnce(reregister) {
+    var mc = modelContext();
+    if (!mc) return;
+    var caps;
+    try {
+      var r = await fetch(new URL("capabilities", base), { credentials: "same-origin", cache: "no-store" });
+      if (!r.ok) { note("capabilities", "HTTP " + r.status); return; }
+      caps = (await r.json()).capabilities;
+      if (!Array.isArray(caps)) return;
+    } catch (e) {
+      note("capabilities", e); // keep what is registered; the next change event retries
+      return;
+    }
+    var wanted = new Map();
+    caps.forEach(function (c) { wanted.set(c.name, c); });
+    // Abort first, so a changed tool's name is free before it is registered again.
+    Array.from(registered.entries()).forEach(function (entry) {
+      var cap = wanted.get(entry[0]);
+      if (reregister || !cap || keyOf(cap) !== entry[1].key) {
+        entry[1].controller.abort();
+        registered.delete(entry[0]);
+      }
+    });
+    for (var i = 0; i < caps.length; i++) {
+      var cap = caps[i];
+      if (registered.has(cap.name)) continue;
+      var controller = new AbortController();
+      registered.set(cap.name, { controller: controller, key: keyOf(cap) });
+      try {
+        await mc.registerTool(
+          {
+            name: cap.name,
+            description: cap.description,
+            inputSchema: cap.inputSchema,
+            execute: invoke.bind(null, cap.name),
+          },
+          { signal: controller.signal }
+        );
+      } catch (e) {
+        registered.delete(cap.name);
+        controller.abort();
+        note(cap.name, e);
+      }
+    }
+    syncs += 1;
+    resolveReady();
+    window.dispatchEvent(new CustomEvent("foldkit-agent:sync", { detail: { tools: names() } }));
+  }
+
+  function names() {
+    return Array.from(registered.keys());
+  }
+
+  // One sync at a time; requests arriving meanwhile fold into one more pass.
+  function schedule(reregister) {
+    if (running) {
+      if (reregister) again = "reregister";
+      else if (!again) again = true;
+      return running;
+    }
+    running = (async function () {
+      var mode = !!reregister;
+      try {
+        do {
+          again = false;
+          try { await syncOnce(mode); } catch (e) { note("sync", e); }
+          mode = again === "reregister";
+        } while (again);
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
+  }
+
+  function listen() {
+    if (typeof EventSource !== "function") return;
+    var events = new EventSource(new URL("events", base));
+    events.addEventListener("ready", function () { schedule(); });
+    events.addEventListener("change", function (ev) {
+      var data = {};
+      try { data = JSON.parse(ev.data); } catch (e) { data = {}; }
+      if (data.capabilities !== false) schedule();
+    });
+  }
+
+  function start() {
+    schedule();
+    listen();
+  }
+
+  window.foldkitAgent = Object.freeze({
+    base: base.href,
+    ready: ready,
+    sync: function (options) { return schedule(!!(options && options.reregister)); },
+    tools: names,
+    errors: function () { return errors.slice(); },
+    syncs: function () { return syncs; },
+  });
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start, { once: true });
+  } else {
+    start();
+  }
+})();

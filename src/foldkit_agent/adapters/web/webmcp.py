@@ -1,0 +1,196 @@
+"""WebMCP: offer the capabilities as tools of a web page, with the server as the authority.
+
+The page loads a small bridge script (``/agent/webmcp.js``, shipped with this package). The
+bridge lists the available capabilities from the JSON surface of :mod:`.surface`,
+registers each with ``document.modelContext.registerTool(tool, {signal})`` (falling back to
+``navigator.modelContext``), aborts and re-registers when the server's event stream reports
+a change, and forwards every ``execute`` to ``POST /agent/invoke/<name>``. Validation,
+availability, authorization and audit all happen on the server; the bridge decides nothing.
+
+Browsers: Chromium with ``--enable-features=WebMCP`` has ``document.modelContext``; other
+browsers need a polyfill such as ``@mcp-b/global`` loaded before the bridge. The WebMCP draft
+(W3C Web Machine Learning CG, ``webmachinelearning/webmcp``) scopes tools to a secure context
+(``https://`` or loopback ``http://``).
+
+Typical use, in an application that already has a Starlette app and a session::
+
+    from foldkit_agent.adapters.web import webmcp
+
+    app = Starlette(routes=[
+        Route("/", homepage),                      # its HTML includes webmcp.script_tag()
+        webmcp.mount(runtime, principal_of=user_from_session, session_of=session_id),
+    ])
+
+or, for a runtime without a page of its own, :func:`webmcp_app` serves a plain page too.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+
+from .surface import DEFAULT_ALLOWED_HOSTS, SurfaceTarget, agent_surface, host_allowed
+
+__all__ = ["BRIDGE_FILE", "bridge_script", "mount", "script_tag", "webmcp_app", "webmcp_surface"]
+
+BRIDGE_FILE = "webmcp.js"
+"""The bridge's file name under the surface's mount point (``/agent/webmcp.js``)."""
+
+
+@cache
+def bridge_script() -> str:
+    """The bridge's JavaScript source (package data ``adapters/static/webmcp.js``)."""
+    return (
+        resources.files(__package__ or "foldkit_agent.adapters")
+        .joinpath("static", BRIDGE_FILE)
+        .read_text(encoding="utf-8")
+    )
+
+
+async def _serve_bridge(_request: Request) -> Response:
+    return Response(
+        bridge_script(),
+        media_type="text/javascript; charset=utf-8",
+        headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+def webmcp_surface(target: SurfaceTarget, **surface: Any) -> Starlette:
+    """The JSON surface plus the bridge script, as one app to mount (at ``/agent``).
+
+    Args:
+        target: a bound runtime or ``resolve(request) -> AgentRuntime``.
+        **surface: keyword arguments of :func:`foldkit_agent.adapters.web.surface.agent_surface`
+            (``principal_of``, ``session_of``, ``service_auth``, ``allowed_hosts``, ...);
+            ``transport`` defaults to ``"webmcp"``.
+
+    Returns:
+        A Starlette app with ``GET webmcp.js`` and every route of the JSON surface.
+    """
+    api = agent_surface(target, **surface)
+    return Starlette(
+        routes=[Route(f"/{BRIDGE_FILE}", _serve_bridge, methods=["GET"]), Mount("", app=api)]
+    )
+
+
+def mount(target: SurfaceTarget, *, path: str = "/agent", **surface: Any) -> Mount:
+    """A Starlette ``Mount`` serving the bridge and the JSON surface under ``path``.
+
+    Example:
+        >>> app = Starlette(routes=[Route("/", page), webmcp.mount(runtime, principal_of=who)])
+    """
+    return Mount(path.rstrip("/") or "/", app=webmcp_surface(target, **surface))
+
+
+def script_tag(path: str = "/agent") -> str:
+    """The ``<script>`` element a page includes to load the bridge from ``path``.
+
+    Load a polyfill (if any) before it. Example: ``script_tag()`` →
+    ``<script src="/agent/webmcp.js" defer></script>``.
+    """
+    src = html.escape(f"{path.rstrip('/')}/{BRIDGE_FILE}", quote=True)
+    return f'<script src="{src}" defer></script>'
+
+
+_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+{head}
+<style>
+body {{ font: 16px/1.4 system-ui, sans-serif; margin: 2rem auto; max-width: 48rem; }}
+pre {{ background: #f4f4f4; padding: 1rem; overflow: auto; }}
+li code {{ font-weight: 600; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<p>The tools below are registered with this page's WebMCP context for a browser agent.</p>
+<h2>Tools</h2>
+<ul id="tools"></ul>
+<h2>Context</h2>
+<pre id="context">loading…</pre>
+<script>
+(function () {{
+  var base = {base_json};
+  function renderTools() {{
+    var ul = document.getElementById("tools");
+    ul.replaceChildren();
+    (window.foldkitAgent ? window.foldkitAgent.tools() : []).forEach(function (name) {{
+      var li = document.createElement("li");
+      var code = document.createElement("code");
+      code.textContent = name;
+      li.appendChild(code);
+      ul.appendChild(li);
+    }});
+  }}
+  async function renderContext() {{
+    try {{
+      var r = await fetch(base + "/context", {{credentials: "same-origin", cache: "no-store"}});
+      var body = await r.json();
+      document.getElementById("context").textContent = JSON.stringify(body.context, null, 2);
+    }} catch (e) {{}}
+  }}
+  window.addEventListener("foldkit-agent:sync", renderTools);
+  var events = new EventSource(base + "/events");
+  events.addEventListener("ready", renderContext);
+  events.addEventListener("change", renderContext);
+}})();
+</script>
+{bridge}
+</body>
+</html>
+"""
+
+
+def webmcp_app(
+    target: SurfaceTarget,
+    *,
+    title: str = "foldkit-agent",
+    path: str = "/agent",
+    head_scripts: tuple[str, ...] = (),
+    **surface: Any,
+) -> Starlette:
+    """A complete app: a plain page at ``/`` that shows the context and loads the bridge,
+    plus the surface under ``path``. What ``foldkit-agent serve ... --webmcp`` can serve for
+    a runtime that has no page of its own.
+
+    Args:
+        target: a bound runtime or ``resolve(request) -> AgentRuntime``.
+        title: the page title.
+        path: where the surface is mounted.
+        head_scripts: script URLs loaded before the bridge (a WebMCP polyfill, say).
+        **surface: as for :func:`webmcp_surface`.
+    """
+    import json
+
+    base = path.rstrip("/")
+    head = "\n".join(
+        f'<script src="{html.escape(src, quote=True)}"></script>' for src in head_scripts
+    )
+    page = _PAGE.format(
+        title=html.escape(title),
+        head=head,
+        base_json=json.dumps(base),
+        bridge=script_tag(base),
+    )
+
+    hosts = surface.get("allowed_hosts", DEFAULT_ALLOWED_HOSTS)
+
+    async def homepage(request: Request) -> Response:
+        if not host_allowed(request, hosts):  # the same Host check as the surface
+            return PlainTextResponse("This server does not answer for that host name.", 403)
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    return Starlette(
+        routes=[Route("/", homepage, methods=["GET"]), mount(target, path=base, **surface)]
+    )

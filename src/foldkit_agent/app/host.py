@@ -1,0 +1,67 @@
+"""The host seam: how a contract reaches a live application.
+
+A host gives the runtime four things, two of them optional:
+
+* ``model() -> Model``: the current immutable Model (read once per invocation);
+* ``dispatch(message) -> None | Awaitable[None]``: hand a Message to ``update``;
+* ``subscribe(on_model) -> unsubscribe``: called with each new Model (state completion,
+  change feeds);
+* ``observe(on_message) -> unsubscribe``: called with each applied Message (Message
+  completion).
+
+:class:`~foldkit_agent.app.program.Program` provides one; any other runtime can, through
+:class:`Host`::
+
+    host = Host(model=store.get, dispatch=store.send, subscribe=store.listen)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+__all__ = ["Host", "SupportsHost", "Unsubscribe"]
+
+M = TypeVar("M")
+Msg = TypeVar("Msg")
+M_co = TypeVar("M_co", covariant=True)
+Msg_contra = TypeVar("Msg_contra", contravariant=True)
+
+Unsubscribe = Callable[[], None]
+
+
+@runtime_checkable
+class SupportsHost(Protocol[M_co, Msg_contra]):
+    """The structural type ``bind`` accepts: ``model`` and ``dispatch`` (see module doc)."""
+
+    def model(self) -> M_co: ...
+
+    def dispatch(self, message: Msg_contra, /) -> Awaitable[None] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Host(Generic[M, Msg]):
+    """A host built from plain functions.
+
+    Attributes:
+        model: ``() -> Model``.
+        dispatch: ``(message) -> None`` or an awaitable.
+        subscribe: ``(on_model) -> unsubscribe``, or ``None`` when the host cannot notify.
+        observe: ``(on_message) -> unsubscribe``, or ``None`` when Messages are not observable.
+    """
+
+    model: Callable[[], M]
+    dispatch: Callable[[Msg], Awaitable[None] | None]
+    subscribe: Callable[[Callable[[M], None]], Unsubscribe] | None = None
+    observe: Callable[[Callable[[Msg], None]], Unsubscribe] | None = None
+
+
+def host_subscribe(host: Any) -> Callable[[Callable[[Any], None]], Unsubscribe] | None:
+    """The host's ``subscribe`` if it has one (attribute present and not ``None``)."""
+    return getattr(host, "subscribe", None)
+
+
+def host_observe(host: Any) -> Callable[[Callable[[Any], None]], Unsubscribe] | None:
+    """The host's ``observe`` if it has one (attribute present and not ``None``)."""
+    return getattr(host, "observe", None)

@@ -1,0 +1,282 @@
+"""The application capture: typed field references, surface Actions and Message sets.
+
+:func:`application` records an application's Model type and Message union once; its
+``.model`` attribute is a :class:`FieldRef` to the Model root, so ``App.model.todos`` and
+``App.model.settings.theme`` name fields checked against the Model's declared fields::
+
+    App = surface.application(model=Model, message=TodoMessage, initial=Model(), update=update)
+    context = projection.pick(App.model.todos, App.model.selected_todo_id)
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from ..errors import AgentContractError
+from .message import Message, MessageUnion
+
+__all__ = [
+    "Action",
+    "Application",
+    "FieldRef",
+    "MessageSet",
+    "action",
+    "application",
+    "field_annotation",
+    "field_path",
+    "message_set",
+    "message_set_union",
+    "read_field",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class FieldRef:
+    """A reference to a (possibly nested) field of a Model type.
+
+    Attribute access names a field of the referenced model first, so a Model field called
+    ``name``, ``path`` or ``get`` is reachable as ``App.model.name``. The reference's own data
+    is read with :func:`field_path`, :func:`field_annotation` and :func:`read_field` (or the
+    ``path``/``annotation``/``get`` attributes when no field shadows them).
+
+    Attributes:
+        path: field names from the Model root, e.g. ``("settings", "theme")``.
+        annotation: the field's declared type (``X | None`` when an ancestor is optional).
+    """
+
+    __slots__ = ("_fk_annotation", "_fk_owner", "_fk_path")
+
+    def __init__(
+        self, owner: type[BaseModel] | None, path: tuple[str, ...], annotation: Any
+    ) -> None:
+        object.__setattr__(self, "_fk_owner", owner)
+        object.__setattr__(self, "_fk_path", path)
+        object.__setattr__(self, "_fk_annotation", annotation)
+
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("_"):
+            owner: type[BaseModel] | None = object.__getattribute__(self, "_fk_owner")
+            if owner is not None and name in owner.model_fields:
+                return object.__getattribute__(self, "_child")(name)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> FieldRef:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        owner = self._fk_owner
+        if owner is None:
+            raise AttributeError(
+                f"{'.'.join(self._fk_path)} is not a model; it has no field {name!r}"
+            )
+        raise AttributeError(f"{owner.__name__} has no field {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("field references are immutable")
+
+    def _child(self, name: str) -> FieldRef:
+        owner = self._fk_owner
+        assert owner is not None
+        annotation = owner.model_fields[name].annotation
+        optional_parent = bool(self._fk_path) and _is_optional(self._fk_annotation)
+        child_owner, nullable = _model_in(annotation)
+        if optional_parent and not nullable:
+            annotation = annotation | None  # type: ignore[operator]
+        return FieldRef(child_owner, (*self._fk_path, name), annotation)
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self._fk_path
+
+    @property
+    def annotation(self) -> Any:
+        return self._fk_annotation
+
+    @property
+    def name(self) -> str:
+        """The last field name (the key this field gets in a picked projection)."""
+        return self._fk_path[-1] if self._fk_path else ""
+
+    def get(self, model: BaseModel) -> Any:
+        """Read this field from a Model instance (``None`` if an optional ancestor is None)."""
+        return read_field(self, model)
+
+    def __repr__(self) -> str:
+        return f"FieldRef({'.'.join(self._fk_path) or '<model>'})"
+
+
+def field_path(ref: FieldRef) -> tuple[str, ...]:
+    """The field names from the Model root to ``ref``."""
+    return ref._fk_path  # pyright: ignore[reportPrivateUsage]
+
+
+def field_annotation(ref: FieldRef) -> Any:
+    """The declared type of the field ``ref`` names."""
+    return ref._fk_annotation  # pyright: ignore[reportPrivateUsage]
+
+
+def read_field(ref: FieldRef, model: BaseModel) -> Any:
+    """Read the field ``ref`` names from ``model`` (``None`` past an optional ancestor)."""
+    value: Any = model
+    for name in ref._fk_path:  # pyright: ignore[reportPrivateUsage]
+        if value is None:
+            return None
+        value = getattr(value, name)
+    return value
+
+
+def _is_optional(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return type(None) in typing.get_args(annotation)
+    return False
+
+
+def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """The BaseModel inside ``X`` or ``X | None``, and whether None is allowed."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    if _is_optional(annotation):
+        rest = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(rest) == 1 and isinstance(rest[0], type) and issubclass(rest[0], BaseModel):
+            return rest[0], True
+        return None, True
+    return None, False
+
+
+@dataclass(frozen=True, eq=False)
+class Application(Generic[M]):
+    """An application captured by :func:`application`.
+
+    Attributes:
+        model_type: the Model class.
+        message: the application's closed Message union.
+        initial: the initial Model, when given.
+        update: ``update(model, message) -> model | (model, commands)``, when given.
+        model: a :class:`FieldRef` to the Model root; ``App.model.todos`` names a field.
+    """
+
+    model_type: type[M]
+    message: MessageUnion
+    initial: M | None = None
+    update: Callable[..., Any] | None = None
+    model: FieldRef = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", FieldRef(self.model_type, (), self.model_type))
+
+
+def application(
+    *,
+    model: type[M],
+    message: MessageUnion,
+    initial: M | None = None,
+    update: Callable[..., Any] | None = None,
+) -> Application[M]:
+    """Capture an application: its Model type, Message union and, optionally, how it runs.
+
+    Raises:
+        AgentContractError: ``model`` is not a pydantic model or ``message`` not a union.
+    """
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("application(model=...) takes a pydantic model class")
+    if not isinstance(message, MessageUnion):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("application(message=...) takes a message_union(...)")
+    return Application(model_type=model, message=message, initial=initial, update=update)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A user-facing action declared once and shared by a page and an agent.
+
+    An Action names the Message it makes; ``agent.action(...)`` exposes it under that
+    Message's tag with the Action's name, description and input.
+
+    Attributes:
+        name: the capability name (``[A-Za-z0-9_-]{1,128}``).
+        description: what it does, for people and agents.
+        message: the Message class it produces.
+        input: an optional input model; given together with ``to_message``.
+        to_message: ``(input, ctx) -> Message`` (or a payload dict for ``message``).
+    """
+
+    name: str
+    description: str
+    message: type[Message]
+    input: type[BaseModel] | None = None
+    to_message: Callable[..., Any] | None = None
+
+
+def action(
+    *,
+    name: str,
+    description: str,
+    message: type[Message],
+    input: type[BaseModel] | None = None,
+    to_message: Callable[..., Any] | None = None,
+) -> Action:
+    """Declare a surface :class:`Action` (see its attributes)."""
+    return Action(
+        name=name, description=description, message=message, input=input, to_message=to_message
+    )
+
+
+@dataclass(frozen=True)
+class MessageSet:
+    """A subset of an application's Message union (see :func:`message_set`).
+
+    Attributes:
+        variants: tag -> Message class, in declaration order.
+    """
+
+    variants: Mapping[str, type[Message]]
+
+    def __contains__(self, item: object) -> bool:
+        if isinstance(item, str):
+            return item in self.variants
+        return item in self.variants.values()
+
+    def __iter__(self) -> typing.Iterator[type[Message]]:
+        return iter(self.variants.values())
+
+
+def message_set(
+    app: Application[Any] | MessageUnion, messages: Iterable[type[Message]]
+) -> MessageSet:
+    """A typed subset of ``app``'s Messages.
+
+    Raises:
+        AgentContractError: a class is not in the application's union, or appears twice.
+    """
+    union = app.message if isinstance(app, Application) else app
+    variants: dict[str, type[Message]] = {}
+    for cls in messages:
+        if cls not in union:
+            raise AgentContractError(
+                f"{getattr(cls, '__name__', cls)!r} is not in the application's Message union"
+            )
+        if cls.tag() in variants:
+            raise AgentContractError(f"{cls.tag()!r} appears twice in one message set")
+        variants[cls.tag()] = cls
+    return MessageSet(variants)
+
+
+def message_set_union(*sets: MessageSet) -> MessageSet:
+    """The union of disjoint Message sets.
+
+    Raises:
+        AgentContractError: two sets share a Message.
+    """
+    variants: dict[str, type[Message]] = {}
+    for s in sets:
+        for tag, cls in s.variants.items():
+            if tag in variants:
+                raise AgentContractError(f"message sets overlap on {tag!r}; they must be disjoint")
+            variants[tag] = cls
+    return MessageSet(variants)

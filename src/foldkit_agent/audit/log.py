@@ -1,0 +1,541 @@
+"""The audit log: a bounded record of every decision the runtime makes.
+
+Each invocation writes exactly one :class:`AuditEntry`: dispatched, refused (with the error
+tag) or unknown (the host was called and the outcome could not be known). What it will not
+keep: the Model (never, by any setting), the input (unless ``include_input=True``, and then
+with ``redact`` fields replaced at any depth), and the principal (unless a ``principal=``
+projection picks what to record, such as a user id).
+
+A sink forwards entries somewhere durable. The log hands entries to its sink on a background
+thread, in batches, behind a bounded buffer: recording never waits for the sink, so a sink
+that raises or blocks never fails or delays a dispatch. What went wrong is counted on the log
+(:attr:`AuditLog.sink_failures`, :attr:`AuditLog.sink_dropped`, :attr:`AuditLog.last_sink_error`).
+
+Two durable sinks ship here: :class:`JsonlAuditSink` (one JSON object per line) and
+:class:`SqliteAuditSink` (stdlib ``sqlite3`` in WAL mode, with a :meth:`~SqliteAuditSink.query`
+reader).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, cast, runtime_checkable
+
+__all__ = [
+    "REDACTED",
+    "UNRECORDABLE",
+    "AuditEntry",
+    "AuditLog",
+    "AuditSink",
+    "AuditSinkError",
+    "audit_log",
+    "redact",
+]
+
+_log = logging.getLogger("foldkit_agent.audit")
+
+REDACTED = "[redacted]"
+"""The value that replaces a redacted input field."""
+
+UNRECORDABLE = "[unrecordable]"
+"""Recorded in place of an input or principal that could not be copied or encoded."""
+
+Decision = Literal["dispatched", "refused", "unknown"]
+DECISIONS: frozenset[str] = frozenset({"dispatched", "refused", "unknown"})
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One decision.
+
+    Attributes:
+        at: when the decision was made (UTC, aware).
+        invocation_id: ``Invocation.id``.
+        transport: ``Invocation.transport``.
+        capability: the name the call asked for (as received, for unknown names).
+        tag: the Message tag, or ``None`` when the name resolved to nothing.
+        principal: the ``principal=`` projection of the caller, or ``None``.
+        decision: ``"dispatched"``, ``"refused"`` or ``"unknown"``.
+        outcome: ``"ok"``, ``"completed"``, ``"failed"``, or the error tag.
+        input: the (redacted) input when ``include_input=True``, else ``None``.
+    """
+
+    at: datetime
+    invocation_id: str
+    transport: str
+    capability: str
+    tag: str | None
+    principal: Any
+    decision: Decision
+    outcome: str
+    input: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as JSON data (``at`` as an ISO 8601 string with microseconds).
+
+        Example:
+            >>> entry.to_json()["decision"]
+            'refused'
+        """
+        data = asdict(self)
+        data["at"] = iso_time(self.at)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AuditEntry:
+        """Rebuild an entry from :meth:`to_json` data.
+
+        Raises:
+            ValueError: a field is missing or ``at``/``decision`` is malformed.
+        """
+        try:
+            at = datetime.fromisoformat(data["at"])
+            decision = data["decision"]
+            if decision not in DECISIONS:
+                raise ValueError(f"unknown audit decision {decision!r}")
+            return cls(
+                at=at if at.tzinfo is not None else at.replace(tzinfo=UTC),
+                invocation_id=data["invocation_id"],
+                transport=data["transport"],
+                capability=data["capability"],
+                tag=data.get("tag"),
+                principal=data.get("principal"),
+                decision=decision,
+                outcome=data["outcome"],
+                input=data.get("input"),
+            )
+        except KeyError as exc:
+            raise ValueError(f"audit entry lacks {exc.args[0]!r}") from None
+
+
+def iso_time(at: datetime) -> str:
+    """Fixed-width UTC ISO 8601, so text order is time order."""
+    return at.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(UNRECORDABLE)
+
+
+@runtime_checkable
+class AuditSink(Protocol):
+    """Anything that accepts batches of entries.
+
+    ``write`` runs on the audit log's own thread, never the caller's, and may block or raise:
+    the log counts that and carries on. An optional ``close()`` is called by
+    :meth:`AuditLog.close` on that same thread, after the last batch.
+    """
+
+    def write(self, entries: list[AuditEntry], /) -> None: ...
+
+
+class AuditSinkError(RuntimeError):
+    """A durable sink could not store or read entries (closed, or the storage failed)."""
+
+
+_live_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_logs() -> None:  # pragma: no cover - runs at interpreter exit
+    for log in list(_live_logs):
+        log.close(timeout=2.0)
+
+
+class AuditLog:
+    """A bounded ring buffer of :class:`AuditEntry`, optionally forwarded to a sink.
+
+    Build it with :func:`audit_log`. Recording is cheap and never waits: with a sink, each
+    entry is also appended to a bounded pending buffer that a background thread hands to the
+    sink in batches. The thread starts with the first entry and is stopped by :meth:`close`
+    (which also runs at interpreter exit).
+
+    Attributes:
+        capacity: how many entries are kept in memory; older ones are evicted.
+        evicted: how many entries were evicted from memory so far.
+        sink_written: entries the sink accepted.
+        sink_failures: sink ``write`` calls that raised (each loses its batch).
+        sink_failed_entries: entries lost in those failed writes.
+        sink_dropped: entries never handed to the sink, because it fell ``sink_queue``
+            entries behind or the log was closed.
+        last_sink_error: ``"ExceptionType: message"`` of the latest sink failure, or ``None``.
+    """
+
+    def __init__(
+        self,
+        *,
+        capacity: int = 1000,
+        principal: Callable[[Any], Any] | None = None,
+        include_input: bool = False,
+        redact: Iterable[str] = (),
+        sink: AuditSink | None = None,
+        sink_queue: int = 100_000,
+        sink_batch: int = 1000,
+        sink_linger: float = 0.005,
+    ) -> None:
+        if capacity < 1:
+            raise ValueError("audit capacity must be at least 1")
+        if sink_queue < 1 or sink_batch < 1:
+            raise ValueError("sink_queue and sink_batch must be at least 1")
+        if sink is not None and not callable(getattr(sink, "write", None)):
+            raise TypeError("audit sink must have write(entries)")
+        self.capacity = capacity
+        # Rows, not entries: building an AuditEntry (and its datetime) costs more than the rest
+        # of recording, so it happens when entries are read or handed to a sink.
+        self._entries: deque[_Row] = deque(maxlen=capacity)
+        self._principal = principal
+        self._include_input = include_input
+        self._redact = frozenset(redact)
+        self.evicted = 0
+        self.sink_written = 0
+        self.sink_failures = 0
+        self.sink_failed_entries = 0
+        self.sink_dropped = 0
+        self.last_sink_error: str | None = None
+        self._sink = sink
+        self._sink_queue = sink_queue
+        self._sink_batch = sink_batch
+        self._sink_linger = max(0.0, sink_linger)
+        self._lock = threading.Lock()  # the ring buffer and eviction counter
+        self._cond = threading.Condition(threading.Lock())  # everything below
+        self._pending: deque[_Row] = deque()  # rows; the pump thread builds the entries
+        self._accepted = 0  # entries put in _pending, ever
+        self._handled = 0  # entries taken out of _pending and written (or failed), ever
+        self._flushing = 0  # flush() callers waiting: the pump skips its linger
+        self._closing = False
+        self._thread: threading.Thread | None = None
+        if sink is not None:
+            _live_logs.add(self)
+
+    # -- recording (called by the runtime) ---------------------------------------------------
+
+    def record(
+        self,
+        *,
+        invocation_id: str,
+        transport: str,
+        capability: str,
+        tag: str | None,
+        principal: Any,
+        decision: Decision,
+        outcome: str,
+        input: Any = None,
+    ) -> AuditEntry:
+        """Record one decision (see :meth:`note`) and return the :class:`AuditEntry` kept.
+
+        Never raises for what it is given: a principal projection that raises records no
+        principal, and an input that cannot be copied is recorded as ``"[unrecordable]"``.
+        Never blocks on the sink.
+        """
+        return _entry_of(
+            self.note(
+                invocation_id, transport, capability, tag, principal, decision, outcome, input
+            )
+        )
+
+    def note(
+        self,
+        invocation_id: str,
+        transport: str,
+        capability: str,
+        tag: str | None,
+        principal: Any,
+        decision: Decision,
+        outcome: str,
+        input: Any = None,
+    ) -> tuple[Any, ...]:
+        """Record one decision without building its entry yet; what the runtime calls.
+
+        Same rules as :meth:`record`; returns the stored row (``at`` as a POSIX timestamp).
+        """
+        who = None
+        if principal is not None and self._principal is not None:
+            try:
+                who = self._principal(principal)
+            except Exception:
+                _log.warning("the audit principal projection raised; no principal recorded")
+                who = None
+            if isinstance(who, str):
+                who = _text(who)
+        kept_input = None
+        if self._include_input and input is not None:
+            try:
+                kept_input = redact(input, self._redact)
+            except RecursionError:
+                kept_input = UNRECORDABLE
+        row: _Row = (
+            time.time(),
+            _text(invocation_id),
+            _text(transport),
+            _text(capability),
+            tag,
+            who,
+            decision,
+            outcome,
+            kept_input,
+        )
+        with self._lock:
+            if len(self._entries) == self.capacity:
+                self.evicted += 1
+            self._entries.append(row)
+        if self._sink is not None:
+            self._forward(row)
+        return row
+
+    def _forward(self, entry: _Row) -> None:
+        with self._cond:
+            if self._closing or len(self._pending) >= self._sink_queue:
+                self.sink_dropped += 1
+                return
+            self._pending.append(entry)
+            self._accepted += 1
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._pump, name="foldkit-agent-audit", daemon=True
+                )
+                self._thread.start()
+            elif len(self._pending) == 1 or len(self._pending) >= self._sink_batch:
+                self._cond.notify_all()
+
+    def _pump(self) -> None:
+        sink = self._sink
+        assert sink is not None
+        cond = self._cond
+        while True:
+            with cond:
+                while not self._pending and not self._closing:
+                    cond.wait()
+                # Linger briefly so that a burst becomes one batch (fewer thread switches
+                # while the event loop is busy); flush() and close() cut the wait short.
+                if self._sink_linger and len(self._pending) < self._sink_batch:
+                    cond.wait_for(
+                        lambda: (
+                            self._closing
+                            or self._flushing > 0
+                            or len(self._pending) >= self._sink_batch
+                        ),
+                        self._sink_linger,
+                    )
+                if not self._pending and self._closing:
+                    break
+                n = min(len(self._pending), self._sink_batch)
+                rows = [self._pending.popleft() for _ in range(n)]
+            failed: str | None = None
+            batch = [_entry_of(row) for row in rows]
+            try:
+                sink.write(batch)
+            except BaseException as exc:  # a sink must never take the pump down
+                failed = f"{type(exc).__name__}: {exc}"[:500]
+            with cond:
+                if failed is None:
+                    self.sink_written += len(batch)
+                else:
+                    self.sink_failures += 1
+                    self.sink_failed_entries += len(batch)
+                    self.last_sink_error = failed
+                self._handled += len(batch)
+                cond.notify_all()
+            if failed is not None and _should_log(self.sink_failures):
+                _log.warning(
+                    "audit sink %s failed to write %d entries (%d failures so far): %s",
+                    type(sink).__name__,
+                    len(batch),
+                    self.sink_failures,
+                    failed,
+                )
+        self._close_sink()
+
+    def _close_sink(self) -> None:
+        closer = getattr(self._sink, "close", None)
+        if not callable(closer):
+            return
+        try:
+            closer()
+        except Exception as exc:
+            with self._cond:
+                self.sink_failures += 1
+                self.last_sink_error = f"{type(exc).__name__}: {exc}"[:500]
+            _log.warning("audit sink %s failed to close: %s", type(self._sink).__name__, exc)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def entries(self) -> list[AuditEntry]:
+        """The kept entries, oldest first (a copy)."""
+        with self._lock:
+            rows = list(self._entries)
+        return [_entry_of(row) for row in rows]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def sink_pending(self) -> int:
+        """Entries waiting to be handed to the sink."""
+        with self._cond:
+            return self._accepted - self._handled
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Block until the sink has handled every entry recorded so far.
+
+        Handled means written, or lost in a failed write (see :attr:`sink_failures`). Call it
+        from a thread, not the event loop, when the sink may be slow.
+
+        Args:
+            timeout: seconds to wait at most; ``None`` waits for as long as it takes.
+
+        Returns:
+            ``True`` when everything was handled, ``False`` on timeout.
+
+        Example:
+            >>> audit.flush(timeout=5.0)
+            True
+        """
+        with self._cond:
+            target = self._accepted
+            self._flushing += 1
+            self._cond.notify_all()
+            try:
+                return self._cond.wait_for(lambda: self._handled >= target, timeout)
+            finally:
+                self._flushing -= 1
+
+    def close(self, timeout: float | None = 5.0) -> bool:
+        """Hand every pending entry to the sink, stop the thread and close the sink.
+
+        Entries recorded after ``close`` are kept in memory and counted in
+        :attr:`sink_dropped`. The sink's ``close()`` runs on the audit thread after the last
+        batch; when the sink is still blocked after ``timeout`` seconds the log gives up
+        waiting (and the sink is not closed under its feet).
+
+        Returns:
+            ``True`` when the sink was flushed and closed within ``timeout``.
+        """
+        with self._cond:
+            already = self._closing
+            self._closing = True
+            thread = self._thread
+            self._cond.notify_all()
+        _live_logs.discard(self)
+        if self._sink is None:
+            return True
+        if thread is None:
+            if not already:
+                self._close_sink()
+            return True
+        thread.join(timeout)
+        if thread.is_alive():
+            _log.warning(
+                "audit sink %s did not finish within %ss", type(self._sink).__name__, timeout
+            )
+            return False
+        return True
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _should_log(failures: int) -> bool:
+    """Log the 1st, 10th, 100th, ... failure, so a broken sink cannot flood the logs."""
+    return failures in (1, 10) or (failures % 100 == 0)
+
+
+_Row = tuple[float, str, str, str, "str | None", Any, "Decision", str, Any]
+
+
+def _entry_of(row: tuple[Any, ...]) -> AuditEntry:
+    return AuditEntry(datetime.fromtimestamp(row[0], UTC), *row[1:])
+
+
+def _text(value: str) -> str:
+    """``value`` as storable text: a lone UTF-16 surrogate (valid in a JSON escape, but not
+    encodable as UTF-8) becomes U+FFFD, so no sink can fail on an entry that carries one."""
+    if type(value) is str and value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    except AttributeError:  # not a str after all (a host passing something else)
+        return str(value)
+    return value
+
+
+def redact(value: Any, fields: frozenset[str]) -> Any:
+    """A copy of JSON-like ``value`` with every key in ``fields`` replaced, at any depth.
+
+    Mappings are copied to dicts and sequences to lists; strings (keys too) holding a lone
+    surrogate get U+FFFD in its place; other values are returned as is.
+
+    Example:
+        >>> redact({"a": {"token": "x"}, "b": [{"token": "y"}]}, frozenset({"token"}))
+        {'a': {'token': '[redacted]'}, 'b': [{'token': '[redacted]'}]}
+    """
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, Mapping):
+        items = cast(Mapping[Any, Any], value)
+        return {
+            (_text(k) if isinstance(k, str) else k): (
+                REDACTED if k in fields else redact(v, fields)
+            )
+            for k, v in items.items()
+        }
+    if isinstance(value, list | tuple):
+        seq = cast(Iterable[Any], value)
+        return [redact(v, fields) for v in seq]
+    return value
+
+
+def audit_log(
+    *,
+    capacity: int = 1000,
+    principal: Callable[[Any], Any] | None = None,
+    include_input: bool = False,
+    redact: Iterable[str] = (),
+    sink: AuditSink | None = None,
+) -> AuditLog:
+    """A bounded audit log to pass to ``bind(audit=...)``.
+
+    Args:
+        capacity: entries kept in memory (oldest evicted first; see ``AuditLog.evicted``).
+        principal: ``(principal) -> JSON value`` choosing what to record of the caller, such as
+            ``lambda user: user.id``. Without it no principal is recorded.
+        include_input: record the call's input (off by default: it may carry anything).
+        redact: field names replaced by ``"[redacted]"`` at any depth of the recorded input.
+        sink: an :class:`AuditSink` receiving batches on a background thread, such as
+            :class:`SqliteAuditSink`. Call ``audit.close()`` when done to flush it.
+
+    Raises:
+        ValueError: ``capacity`` is below 1.
+
+    Example:
+        >>> audit = audit_log(capacity=500, principal=lambda u: u.id, include_input=True,
+        ...                   redact=["password"], sink=SqliteAuditSink("audit.db"))
+    """
+    return AuditLog(
+        capacity=capacity,
+        principal=principal,
+        include_input=include_input,
+        redact=redact,
+        sink=sink,
+    )
+
+
+# -- durable sinks ------------------------------------------------------------------------------

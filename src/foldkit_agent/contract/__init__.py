@@ -1,0 +1,84 @@
+"""What an agent may see and do, declared once. Nothing here runs a call: that is
+:mod:`foldkit_agent.runtime`."""
+
+from __future__ import annotations
+
+from .calls import (
+    AuthorizationRequest,
+    CallInfo,
+    Deny,
+    Invocation,
+    InvocationContext,
+    new_invocation_id,
+)
+from .completion import (
+    DEFAULT_TIMEOUT,
+    Completion,
+    CorrelationKey,
+    StateCompletion,
+    by_invocation_id,
+    correlate_key,
+    when,
+)
+from .declare import (
+    ActionVariant,
+    AgentDefinition,
+    Capability,
+    ExposedMessages,
+    Resource,
+    Variant,
+    Wiring,
+    action,
+    expose,
+    expose_subset,
+    make,
+    resource,
+    variant,
+)
+from .names import (
+    NAME_PATTERN,
+    default_name,
+    is_valid_name,
+)
+from .schema import (
+    InputDecoder,
+    RecursiveSchemaError,
+    json_schema,
+    schema_of_type,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "NAME_PATTERN",
+    "ActionVariant",
+    "AgentDefinition",
+    "AuthorizationRequest",
+    "CallInfo",
+    "Capability",
+    "Completion",
+    "CorrelationKey",
+    "Deny",
+    "ExposedMessages",
+    "InputDecoder",
+    "Invocation",
+    "InvocationContext",
+    "RecursiveSchemaError",
+    "Resource",
+    "StateCompletion",
+    "Variant",
+    "Wiring",
+    "action",
+    "by_invocation_id",
+    "correlate_key",
+    "default_name",
+    "expose",
+    "expose_subset",
+    "is_valid_name",
+    "json_schema",
+    "make",
+    "new_invocation_id",
+    "resource",
+    "schema_of_type",
+    "variant",
+    "when",
+]

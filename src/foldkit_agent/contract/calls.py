@@ -1,0 +1,108 @@
+"""The values that travel with one invocation: its identity, the hook arguments, its result."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+__all__ = [
+    "AuthorizationRequest",
+    "CallInfo",
+    "Deny",
+    "Invocation",
+    "InvocationContext",
+    "new_invocation_id",
+]
+
+M = TypeVar("M")
+P = TypeVar("P")
+I = TypeVar("I")  # noqa: E741 - the input type
+
+
+_PROCESS = os.urandom(8).hex()
+_SEQUENCE = itertools.count(1)
+
+
+def new_invocation_id() -> str:
+    """A fresh invocation id, unique across processes: ``"<16 hex digits>-<hex counter>"``.
+
+    The first part is 64 random bits drawn once per process, the second a per-process
+    counter, so ids are cheap on the dispatch path and never repeat. They identify calls;
+    they are not secrets and grant nothing.
+
+    Adapters that bring their own ids (a protocol request id, say) pass them on
+    :class:`Invocation` instead.
+    """
+    return f"{_PROCESS}-{next(_SEQUENCE):x}"
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One call of one capability, as the transport saw it.
+
+    Attributes:
+        id: unique per call; defaults to :func:`new_invocation_id`. Carry it onto a result
+            Message through ``to_message`` to correlate overlapping calls.
+        transport: who carried the call: ``"in-app"``, ``"mcp"``, ``"a2a"``, ``"webmcp"``,
+            ``"agent-native"``, or any string an adapter chooses.
+        signal: an :class:`asyncio.Event`; setting it aborts the invocation.
+        credentials: what the transport authenticated (an access token, a session user). Only
+            the principal provider reads it; it never comes from the call's arguments.
+    """
+
+    id: str = field(default_factory=new_invocation_id)
+    transport: str = "in-app"
+    signal: asyncio.Event | None = None
+    credentials: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """``authorize`` refusing with a reason the agent will read.
+
+    >>> Deny("Only the list owner may delete todos")
+    Deny(reason='Only the list owner may delete todos')
+    """
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizationRequest(Generic[M, P, I]):
+    """What an ``authorize`` hook receives.
+
+    Attributes:
+        principal: from the runtime's principal provider (``None`` when the transport
+            authenticated nobody).
+        input: the decoded input (the Message itself for a variant without ``input``).
+        model: the invocation's one Model snapshot.
+        transport: ``invocation.transport``.
+        invocation: the :class:`Invocation`.
+        capability: the capability's name.
+    """
+
+    principal: P | None
+    input: I
+    model: M
+    transport: str
+    invocation: Invocation
+    capability: str
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationContext(Generic[M, P]):
+    """What ``to_message(input, ctx)`` receives: the snapshot ``available`` approved."""
+
+    model: M
+    principal: P | None
+    invocation: Invocation
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """The third argument of ``correlate(request, result, call)``."""
+
+    invocation: Invocation

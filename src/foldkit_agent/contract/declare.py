@@ -1,0 +1,419 @@
+"""The agent contract: what an agent may do (capabilities) and see (context, resources).
+
+A contract is a declaration. Building it checks everything that can be checked without a
+Model: names, collisions, keys outside the union, ``input`` without ``to_message``, recursive
+input types. Nothing here runs ``update`` or touches a transport; :func:`~.runtime.bind`
+joins a contract to a live application.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
+
+from pydantic import BaseModel
+
+from ..app.message import Message, MessageUnion
+from ..app.projection import Projection
+from ..app.surface import Action, Application, MessageSet
+from ..errors import AgentContractError
+from .completion import Completion, StateCompletion
+from .names import NAME_PATTERN, default_name, is_valid_name
+from .schema import InputDecoder, JsonSchema, RecursiveSchemaError
+
+__all__ = [
+    "ActionVariant",
+    "AgentDefinition",
+    "Capability",
+    "ExposedMessages",
+    "Resource",
+    "Variant",
+    "Wiring",
+    "action",
+    "expose",
+    "expose_subset",
+    "make",
+    "resource",
+    "variant",
+]
+
+M = TypeVar("M")
+P = TypeVar("P")
+
+CompletionContract = Completion | StateCompletion
+
+
+@dataclass(frozen=True)
+class Variant(Generic[M, P]):
+    """How one Message is offered to agents. Build it with :func:`variant`."""
+
+    description: str
+    name: str | None = None
+    available: Callable[[M], bool] | None = None
+    authorize: Callable[[Any], Any] | None = None
+    input: type[BaseModel] | None = None
+    to_message: Callable[[Any, Any], Any] | None = None
+    completion: CompletionContract | None = None
+
+
+def variant(
+    *,
+    description: str,
+    name: str | None = None,
+    available: Callable[[Any], bool] | None = None,
+    authorize: Callable[[Any], Any] | None = None,
+    input: type[BaseModel] | None = None,
+    to_message: Callable[[Any, Any], Any] | None = None,
+    completion: CompletionContract | None = None,
+) -> Variant[Any, Any]:
+    """Configure how one Message is exposed.
+
+    Args:
+        description: what the capability does, written for the agent (required).
+        name: the protocol name; defaults to the tag in snake case (``default_name``).
+        available: ``(model) -> bool``; when false the capability is unlisted and refused.
+        authorize: ``(AuthorizationRequest) -> bool | Deny | {"allowed": False, "reason": ...}``
+            or an awaitable of one. Runs after ``available`` and decoding.
+        input: a pydantic model for the wire input, when it differs from the Message's fields.
+            Requires ``to_message``.
+        to_message: ``(input, InvocationContext) -> Message`` (or a payload dict for the
+            keyed Message). Requires ``input``.
+        completion: :class:`~.completion.Completion` or :func:`~.completion.when`.
+
+    Raises:
+        AgentContractError: at :func:`expose`, for a bad name, ``input`` without
+            ``to_message`` or the reverse, or a recursive input type.
+    """
+    return Variant(
+        description=description,
+        name=name,
+        available=available,
+        authorize=authorize,
+        input=input,
+        to_message=to_message,
+        completion=completion,
+    )
+
+
+@dataclass(frozen=True)
+class ActionVariant:
+    """A surface :class:`~.surface.Action` exposed as a capability (see :func:`action`)."""
+
+    action: Action
+    available: Callable[[Any], bool] | None = None
+    authorize: Callable[[Any], Any] | None = None
+    completion: CompletionContract | None = None
+
+
+def action(
+    surface_action: Action,
+    *,
+    available: Callable[[Any], bool] | None = None,
+    authorize: Callable[[Any], Any] | None = None,
+    completion: CompletionContract | None = None,
+) -> ActionVariant:
+    """Expose a surface Action under the tag of the Message it makes.
+
+    Raises:
+        AgentContractError: at :func:`expose`, when keyed under another Message's tag.
+    """
+    if not isinstance(surface_action, Action):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("agent.action takes a surface.action(...)")
+    return ActionVariant(surface_action, available, authorize, completion)
+
+
+@dataclass(frozen=True, eq=False)
+class Capability:
+    """One exposed capability, fully resolved at declaration.
+
+    Attributes:
+        name: the protocol-facing name.
+        tag: the tag of the Message it dispatches.
+        message: that Message class.
+        description: for the agent.
+        input_type: the pydantic model decoded from the wire (the Message itself by default).
+        decoder: the strict :class:`~.schema.InputDecoder` for ``input_type``.
+        available / authorize / to_message / completion: the hooks, or ``None``.
+    """
+
+    name: str
+    tag: str
+    message: type[Message]
+    description: str
+    input_type: type[BaseModel]
+    decoder: InputDecoder
+    available: Callable[[Any], bool] | None = None
+    authorize: Callable[[Any], Any] | None = None
+    to_message: Callable[[Any, Any], Any] | None = None
+    completion: CompletionContract | None = None
+
+    @property
+    def input_schema(self) -> JsonSchema:
+        """The compatibility-profile JSON Schema of the input (a fresh copy)."""
+        return copy.deepcopy(self.decoder.schema)
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """The top-level field names the input accepts."""
+        return self.decoder.accepted
+
+    @property
+    def completion_kind(self) -> str:
+        """``"none"``, ``"message"`` or ``"state"``."""
+        if self.completion is None:
+            return "none"
+        return "message" if isinstance(self.completion, Completion) else "state"
+
+    def __repr__(self) -> str:
+        return f"Capability({self.name!r}, tag={self.tag!r})"
+
+
+@dataclass(frozen=True)
+class ExposedMessages:
+    """The capabilities declared by one :func:`expose` call, in declaration order."""
+
+    capabilities: tuple[Capability, ...]
+
+
+def _resolve_key(key: Any, variants: Mapping[str, type[Message]], where: str) -> type[Message]:
+    if isinstance(key, str):
+        cls = variants.get(key)
+        if cls is None:
+            raise AgentContractError(f"{key!r} is not a Message tag of {where}", capability=key)
+        return cls
+    if isinstance(key, type) and issubclass(key, Message):
+        if variants.get(key.tag()) is not key:
+            raise AgentContractError(f"{key.tag()!r} is not in {where}", capability=key.tag())
+        return key
+    raise AgentContractError(f"expose keys are Message classes or tags, got {key!r}")
+
+
+def _capability(cls: type[Message], spec: Any) -> Capability:
+    tag = cls.tag()
+    if isinstance(spec, str):
+        spec = Variant[Any, Any](description=spec)
+    if isinstance(spec, ActionVariant):
+        act = spec.action
+        if act.message is not cls:
+            raise AgentContractError(
+                f"the action {act.name!r} makes {act.message.tag()!r}, so it cannot be exposed "
+                f"under {tag!r}",
+                capability=tag,
+            )
+        spec = Variant[Any, Any](
+            description=act.description,
+            name=act.name,
+            available=spec.available,
+            authorize=spec.authorize,
+            input=act.input,
+            to_message=act.to_message,
+            completion=spec.completion,
+        )
+    if not isinstance(spec, Variant):
+        raise AgentContractError(
+            f"{tag!r}: a variant is a description string, agent.variant(...) or agent.action(...)",
+            capability=tag,
+        )
+    v = cast(Variant[Any, Any], spec)
+    if not isinstance(v.description, str) or not v.description.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError(f"{tag!r} needs a non-empty description", capability=tag)
+    name = v.name if v.name is not None else default_name(tag)
+    if not isinstance(name, str) or not is_valid_name(name):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError(
+            f"{tag!r}: the capability name {name!r} must match {NAME_PATTERN.pattern} "
+            "(ASCII letters, digits, '_' and '-', at most 128); give it an explicit name=",
+            capability=tag,
+        )
+    if (v.input is None) != (v.to_message is None):
+        missing = "to_message" if v.to_message is None else "input"
+        raise AgentContractError(
+            f"{tag!r}: input and to_message go together; {missing} is missing", capability=tag
+        )
+    input_type: type[BaseModel] = v.input if v.input is not None else cls
+    if not (isinstance(input_type, type) and issubclass(input_type, BaseModel)):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError(f"{tag!r}: input must be a pydantic model class", capability=tag)
+    try:
+        decoder = InputDecoder(input_type)
+    except RecursiveSchemaError as exc:
+        raise AgentContractError(
+            f"{tag!r}: the input type refers to itself ({exc}), which has no finite schema; "
+            "give the variant a non-recursive input",
+            capability=tag,
+        ) from exc
+    return Capability(
+        name=name,
+        tag=tag,
+        message=cls,
+        description=v.description.strip(),
+        input_type=input_type,
+        decoder=decoder,
+        available=v.available,
+        authorize=v.authorize,
+        to_message=v.to_message,
+        completion=v.completion,
+    )
+
+
+def _expose(
+    variants: Mapping[str, type[Message]], mapping: Mapping[Any, Any], where: str
+) -> ExposedMessages:
+    if not isinstance(mapping, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("expose takes a mapping of Message class (or tag) to variant")
+    caps: list[Capability] = []
+    seen_tags: set[str] = set()
+    for key, spec in mapping.items():
+        cls = _resolve_key(key, variants, where)
+        if cls.tag() in seen_tags:
+            raise AgentContractError(f"{cls.tag()!r} is exposed twice", capability=cls.tag())
+        seen_tags.add(cls.tag())
+        caps.append(_capability(cls, spec))
+    _check_unique(caps)
+    return ExposedMessages(tuple(caps))
+
+
+def _check_unique(caps: Sequence[Capability]) -> None:
+    names: dict[str, str] = {}
+    for cap in caps:
+        other = names.get(cap.name)
+        if other is not None:
+            raise AgentContractError(
+                f"{other!r} and {cap.tag!r} both map to the capability name {cap.name!r}; "
+                "give one an explicit name=",
+                capability=cap.tag,
+            )
+        names[cap.name] = cap.tag
+
+
+def expose(union: MessageUnion | Application[Any], mapping: Mapping[Any, Any]) -> ExposedMessages:
+    """Declare which Messages of ``union`` an agent may cause, and how.
+
+    ``mapping`` keys are Message classes (preferred) or tags; values are a description
+    string, :func:`variant` or :func:`action`. Exposure is opt-in: there is no expose-all.
+
+    Raises:
+        AgentContractError: a key outside the union, a bad or duplicate name, or a bad variant.
+
+    Example:
+        >>> expose(TodoMessage, {RequestedCreateTodo: "Create a todo"})
+    """
+    if isinstance(union, Application):
+        union = union.message
+    if not isinstance(union, MessageUnion):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("expose takes a message_union(...) (or an application)")
+    return _expose(union.variants, mapping, "the Message union")
+
+
+def expose_subset(subset: MessageSet, mapping: Mapping[Any, Any]) -> ExposedMessages:
+    """:func:`expose`, restricted to a :func:`~.surface.message_set` subset.
+
+    Raises:
+        AgentContractError: a key outside the subset (see :func:`expose`).
+    """
+    if not isinstance(subset, MessageSet):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("expose_subset takes a surface.message_set(...)")
+    return _expose(subset.variants, mapping, "the message set")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A named, read-only projection of the Model. Build it with :func:`resource`."""
+
+    name: str
+    description: str
+    projection: Projection
+
+
+def resource(name: str, *, description: str, projection: Projection) -> Resource:
+    """Declare a read-only resource an agent may read by name.
+
+    Raises:
+        AgentContractError: a name outside ``[A-Za-z0-9_-]{1,128}`` or a non-projection.
+    """
+    if not isinstance(name, str) or not is_valid_name(name):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError(f"resource name {name!r} must match {NAME_PATTERN.pattern}")
+    if not isinstance(projection, Projection):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError(f"resource {name!r}: projection= takes a projection")
+    return Resource(name=name, description=description, projection=projection)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """The contract as it joins an application assembly: contract-only, routes nothing."""
+
+    contract: AgentDefinition
+
+
+@dataclass(frozen=True, eq=False)
+class AgentDefinition:
+    """A complete, protocol-neutral contract. Build it with :func:`make`.
+
+    Attributes:
+        capabilities: every capability, in declaration order.
+        context: the projection an agent sees, or ``None``.
+        resources: name -> :class:`Resource`.
+        model_type: the Model class, when the contract was built for one.
+    """
+
+    capabilities: tuple[Capability, ...]
+    context: Projection | None
+    resources: Mapping[str, Resource]
+    model_type: type[Any] | None = None
+    by_name: Mapping[str, Capability] = field(init=False, repr=False)
+    by_tag: Mapping[str, Capability] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_name", {c.name: c for c in self.capabilities})
+        object.__setattr__(self, "by_tag", {c.tag: c for c in self.capabilities})
+
+    def wiring(self) -> Wiring:
+        """The contract as an assembly part; ``definition.wiring().contract is definition``."""
+        return Wiring(self)
+
+    def lookup(self, ref: Any) -> Capability | None:
+        """The capability named by a Message class, a capability name or a tag, else ``None``."""
+        if isinstance(ref, str):
+            return self.by_name.get(ref) or self.by_tag.get(ref)
+        tag = getattr(ref, "__message_tag__", None)
+        if tag is None:
+            return None
+        cap = self.by_tag.get(tag)
+        return cap if cap is not None and cap.message is ref else None
+
+
+def make(
+    *,
+    messages: ExposedMessages | Iterable[ExposedMessages],
+    context: Projection | None = None,
+    resources: Iterable[Resource] = (),
+    model_type: type[Any] | None = None,
+) -> AgentDefinition:
+    """Assemble the contract.
+
+    Args:
+        messages: the result of :func:`expose` (or several, whose names must not collide).
+        context: the projection returned to the agent as its context.
+        resources: named read-only projections.
+
+    Raises:
+        AgentContractError: two capabilities share a name or tag, or two resources a name.
+    """
+    groups = [messages] if isinstance(messages, ExposedMessages) else list(messages)
+    caps: list[Capability] = []
+    for group in groups:
+        if not isinstance(group, ExposedMessages):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise AgentContractError("make(messages=...) takes the result of expose(...)")
+        caps.extend(group.capabilities)
+    _check_unique(caps)
+    tags = [c.tag for c in caps]
+    if len(set(tags)) != len(tags):
+        raise AgentContractError("one Message is exposed by two expose calls")
+    if context is not None and not isinstance(context, Projection):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("make(context=...) takes a projection")
+    by_name: dict[str, Resource] = {}
+    for r in resources:
+        if r.name in by_name:
+            raise AgentContractError(f"two resources are named {r.name!r}")
+        by_name[r.name] = r
+    return AgentDefinition(tuple(caps), context, by_name, model_type)

@@ -1,0 +1,343 @@
+"""Strict decoding of wire input, and JSON Schema export in the compatibility profile.
+
+Two halves of one promise: *the schema advertised is the schema enforced*.
+
+Export (:func:`json_schema`) derives a JSON Schema (2020-12) from a pydantic model and shapes
+it so every MCP, WebMCP, A2A and Agent Native client accepts it:
+
+* ``type: object`` at the root and ``additionalProperties: false`` on every object with
+  declared properties;
+* no ``$ref``/``$defs``: definitions are inlined (a self-referencing type is refused);
+* ``T | None`` as ``anyOf`` with ``{"type": "null"}``, never a type array;
+* unions as ``anyOf`` (``oneOf`` is rewritten, the OpenAPI ``discriminator`` dropped; the
+  tag stays as a ``const`` on each branch);
+* descriptions from ``Field(description=...)``; pydantic's generated ``title`` keys dropped.
+
+Decoding (:class:`InputDecoder`) reads the JSON side of the schema strictly: the payload is a
+JSON object, undeclared fields are refused at every depth, and nothing is coerced (``"5"``,
+``true`` and ``5.5`` are not integers). Values with an encoded form (ISO dates, enums by value)
+decode from it. Failures become :class:`~foldkit_agent.errors.AgentInvalidInputError` with
+issues written here, never pydantic's text.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import to_json
+
+from ..app.projection import Projection
+from ..errors import AgentInvalidInputError, InputIssue
+
+__all__ = [
+    "InputDecoder",
+    "RecursiveSchemaError",
+    "json_schema",
+    "projection_schema",
+    "schema_of_type",
+]
+
+JsonSchema = dict[str, Any]
+
+
+class RecursiveSchemaError(ValueError):
+    """The type refers to itself, so it has no finite inlined schema."""
+
+
+# ---------------------------------------------------------------------------------------------
+# EXPORT
+# ---------------------------------------------------------------------------------------------
+
+
+def json_schema(model: type[BaseModel]) -> JsonSchema:
+    """The compatibility-profile JSON Schema of a pydantic model's wire (validation) form.
+
+    Returns:
+        A fresh dict: ``{"type": "object", "properties": {...}, "required": [...],
+        "additionalProperties": False, ...}``.
+
+    Raises:
+        RecursiveSchemaError: the model refers to itself, directly or through other types.
+    """
+    schema = schema_of_type(model)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    schema["additionalProperties"] = False
+    return schema
+
+
+def schema_of_type(annotation: Any) -> JsonSchema:
+    """The compatibility-profile schema of any type pydantic can describe (see module doc)."""
+    raw = TypeAdapter(annotation).json_schema(mode="validation", by_alias=True)
+    defs = cast(dict[str, JsonSchema], raw.pop("$defs", {}))
+    return _profile(raw, defs, ())
+
+
+def _profile(node: Any, defs: Mapping[str, JsonSchema], seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_profile(item, defs, seen) for item in cast(list[Any], node)]
+    if not isinstance(node, dict):
+        return node
+    src = cast(dict[str, Any], node)
+    ref = src.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        if name in seen:
+            raise RecursiveSchemaError(name)
+        target = dict(defs[name])
+        # Sibling keywords of a $ref (description, default) refine the inlined target.
+        target.update({k: v for k, v in src.items() if k != "$ref"})
+        return _profile(target, defs, (*seen, name))
+    out: dict[str, Any] = {}
+    for key, value in src.items():
+        if key in ("title", "discriminator"):
+            continue
+        if key == "properties":
+            props = cast(dict[str, Any], value)
+            out[key] = {name: _profile(sub, defs, seen) for name, sub in props.items()}
+        elif key in ("$defs", "definitions"):
+            continue
+        elif key == "oneOf":
+            out["anyOf"] = _profile(value, defs, seen)
+        else:
+            out[key] = _profile(value, defs, seen)
+    kind = out.get("type")
+    if isinstance(kind, list):
+        kinds = cast(list[Any], kind)
+        del out["type"]
+        out["anyOf"] = [{"type": k} for k in kinds]
+    if "properties" in out:
+        out["type"] = "object"
+        out["additionalProperties"] = False
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# DECODING
+# ---------------------------------------------------------------------------------------------
+
+
+# Only consulted when the fast encoder wrote NaN/Infinity somewhere.
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+
+
+class InputDecoder:
+    """Strict decoder for one capability's input type, built once at declaration.
+
+    Attributes:
+        schema: the compatibility-profile JSON Schema this decoder enforces.
+        accepted: the top-level field names (wire aliases) the input accepts.
+    """
+
+    __slots__ = ("_adapter", "accepted", "model", "schema")
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+        self._adapter: TypeAdapter[BaseModel] = TypeAdapter(model)
+        self.schema: JsonSchema = json_schema(model)
+        self.accepted: tuple[str, ...] = tuple(self.schema["properties"])
+
+    def decode(self, capability: str, payload: object) -> BaseModel:
+        """Decode the wire ``payload`` (already-parsed JSON) into an instance of the input type.
+
+        Raises:
+            AgentInvalidInputError: the payload is not a JSON object, holds undeclared fields
+                at any depth, or a value does not match its declared type.
+        """
+        if type(payload) is not dict:
+            raise self._invalid(
+                capability, [{"path": "", "problem": "the input must be a JSON object"}]
+            )
+        try:
+            text = to_json(payload, inf_nan_mode="constants")
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise self._invalid(
+                capability, [{"path": "", "problem": "the input must be plain JSON data"}]
+            ) from exc
+        if b"NaN" in text or b"Infinity" in text:
+            # Either a string holding those letters, or a real non-finite float, which is
+            # not JSON: the strict encoder tells the two apart (and raises on the latter).
+            try:
+                _ENCODER.encode(payload)
+            except TypeError as exc:  # a value the fast encoder accepts but JSON has no form for
+                problem = "the input must be plain JSON data"
+                raise self._invalid(capability, [{"path": "", "problem": problem}]) from exc
+            except ValueError as exc:
+                problem = "holds a number that is not finite (NaN, Infinity, or out of range)"
+                raise self._invalid(capability, [{"path": "", "problem": problem}]) from exc
+        try:
+            return self._adapter.validate_json(text, strict=True, extra="forbid")
+        except ValidationError as exc:
+            raise self._invalid(capability, self.issues(exc)) from exc
+        except (ValueError, RecursionError) as exc:  # validators that escape pydantic's wrapping
+            raise self._invalid(capability, [{"path": "", "problem": "invalid value"}]) from exc
+
+    def _invalid(self, capability: str, issues: Sequence[InputIssue]) -> AgentInvalidInputError:
+        return AgentInvalidInputError(capability=capability, issues=issues, accepted=self.accepted)
+
+    def issues(self, exc: ValidationError) -> list[InputIssue]:
+        """Translate a pydantic error into this library's own issue list (deduplicated)."""
+        out: list[InputIssue] = []
+        seen: set[tuple[str, str]] = set()
+        for err in exc.errors(include_url=False, include_input=False, include_context=False):
+            path, node, in_union = _walk(self.schema, err["loc"])
+            problem = (
+                "does not match any accepted form" if in_union else _problem(err["type"], node)
+            )
+            key = (path, problem)
+            if key not in seen:
+                seen.add(key)
+                out.append({"path": path, "problem": problem})
+        return out
+
+
+def _walk(schema: JsonSchema, loc: tuple[int | str, ...]) -> tuple[str, JsonSchema | None, bool]:
+    """Follow an error location through the schema: (dotted path, schema node, inside union)."""
+    parts: list[str] = []
+    node: JsonSchema | None = schema
+    for seg in loc:
+        node = _through_nullable(node)
+        if node is not None and "anyOf" in node:
+            return ".".join(parts), node, True
+        parts.append(str(seg))
+        node = _child(node, seg)
+    node = _through_nullable(node)
+    return ".".join(parts), node, False
+
+
+def _through_nullable(node: JsonSchema | None) -> JsonSchema | None:
+    while node is not None and "anyOf" in node:
+        branches = [b for b in cast(list[JsonSchema], node["anyOf"]) if b.get("type") != "null"]
+        if len(branches) != 1:
+            return node
+        node = branches[0]
+    return node
+
+
+def _child(node: JsonSchema | None, seg: int | str) -> JsonSchema | None:
+    if node is None:
+        return None
+    if isinstance(seg, int):
+        prefix = node.get("prefixItems")
+        if isinstance(prefix, list) and seg < len(cast(list[Any], prefix)):
+            return cast(list[JsonSchema], prefix)[seg]
+        items = node.get("items")
+        return cast(JsonSchema, items) if isinstance(items, dict) else None
+    props = node.get("properties")
+    if isinstance(props, dict) and seg in props:
+        return cast(JsonSchema, props[seg])
+    extra = node.get("additionalProperties")
+    return cast(JsonSchema, extra) if isinstance(extra, dict) else None
+
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def _expected(node: JsonSchema | None) -> str | None:
+    if node is None:
+        return None
+    if "const" in node:
+        return f"exactly {json.dumps(node['const'])}"
+    if "enum" in node:
+        values = ", ".join(json.dumps(v) for v in cast(list[Any], node["enum"]))
+        return f"one of {values}"
+    fmt = node.get("format")
+    if fmt == "date":
+        return "a date (YYYY-MM-DD)"
+    if fmt == "date-time":
+        return "a date-time (ISO 8601)"
+    if fmt == "time":
+        return "a time (HH:MM[:SS])"
+    if fmt == "uuid":
+        return "a UUID string"
+    kind = node.get("type")
+    if isinstance(kind, str):
+        return _TYPE_WORDS.get(kind)
+    return None
+
+
+_FIXED = {
+    "missing": "missing required field",
+    "extra_forbidden": "unexpected field",
+    "json_invalid": "the input is not valid JSON",
+    "recursion_loop": "the input is nested too deeply",
+    "string_too_short": "is too short",
+    "string_too_long": "is too long",
+    "too_short": "has too few items",
+    "too_long": "has too many items",
+    "string_pattern_mismatch": "does not match the required pattern",
+    "greater_than": "is too small",
+    "greater_than_equal": "is too small",
+    "less_than": "is too large",
+    "less_than_equal": "is too large",
+    "multiple_of": "is not an allowed multiple",
+    "finite_number": "must be a finite number",
+    "int_from_float": "expected an integer, not a fraction",
+    "set_item_not_hashable": "holds an item that cannot be compared",
+    "too_many_items": "has too many items",
+}
+
+
+_BOUNDS: dict[str, tuple[str, str]] = {
+    "string_too_short": ("minLength", "must be at least {} character{} long"),
+    "string_too_long": ("maxLength", "must be at most {} character{} long"),
+    "too_short": ("minItems", "must hold at least {} item{}"),
+    "too_long": ("maxItems", "must hold at most {} item{}"),
+    "greater_than": ("exclusiveMinimum", "must be greater than {}"),
+    "greater_than_equal": ("minimum", "must be at least {}"),
+    "less_than": ("exclusiveMaximum", "must be less than {}"),
+    "less_than_equal": ("maximum", "must be at most {}"),
+    "multiple_of": ("multipleOf", "must be a multiple of {}"),
+}
+
+
+def _problem(kind: str, node: JsonSchema | None) -> str:
+    bound = _BOUNDS.get(kind)
+    if bound is not None and node is not None and bound[0] in node:
+        limit = node[bound[0]]
+        if kind == "string_too_short" and limit == 1:
+            return "must not be empty"
+        return bound[1].format(json.dumps(limit), "" if limit == 1 else "s")
+    fixed = _FIXED.get(kind)
+    if fixed is not None:
+        return fixed
+    expected = _expected(node)
+    if kind in ("value_error", "assertion_error", "custom_error"):
+        return "invalid value"
+    if expected is not None:
+        return f"expected {expected}"
+    return "invalid value"
+
+
+_projection_schemas: weakref.WeakKeyDictionary[Projection, JsonSchema] = weakref.WeakKeyDictionary()
+
+
+def projection_schema(projection: Projection) -> JsonSchema:
+    """The compatibility-profile JSON Schema of a projection's encoded value.
+
+    An object with one property per picked field and ``additionalProperties: false``;
+    computed once per projection and returned as a fresh copy.
+
+    Example:
+        >>> projection_schema(projection.pick(App.model.todos))["required"]
+        ['todos']
+    """
+    schema = _projection_schemas.get(projection)
+    if schema is None:
+        schema = schema_of_type(projection.shape)
+        schema["additionalProperties"] = False
+        _projection_schemas[projection] = schema
+    return copy.deepcopy(schema)

@@ -1,0 +1,41 @@
+"""The bound contract: :func:`bind`, checked dispatch, waiting on completions, the change
+feed and the one outcome shape every adapter maps from.
+
+``Invocation`` is declared in :mod:`foldkit_agent.contract.calls` (hooks receive it) and
+re-exported here."""
+
+from __future__ import annotations
+
+from ..contract.calls import (
+    Invocation,
+    new_invocation_id,
+)
+from .bound import (
+    AgentRuntime,
+    Change,
+    PrincipalProvider,
+    bind,
+)
+from .outcome import (
+    Outcome,
+    OutcomeKind,
+    summarize,
+)
+from .results import (
+    CompletionOutcome,
+    DispatchResult,
+)
+
+__all__ = [
+    "AgentRuntime",
+    "Change",
+    "CompletionOutcome",
+    "DispatchResult",
+    "Invocation",
+    "Outcome",
+    "OutcomeKind",
+    "PrincipalProvider",
+    "bind",
+    "new_invocation_id",
+    "summarize",
+]

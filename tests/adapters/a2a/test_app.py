@@ -1,0 +1,579 @@
+"""The A2A adapter through the official a2a-sdk client, in-process (httpx.ASGITransport).
+
+Covers the card, one call per outcome kind (F03), streaming and non-streaming, the per-caller
+extended card, integers from doubles, extra fields (F04), principal from the transport (F18)
+and cancellation (F15).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import jsonschema
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.types import (
+    CancelTaskRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskRequest,
+    SendMessageConfiguration,
+    StreamResponse,
+    Task,
+    TaskState,
+)
+from a2a.utils.errors import InvalidParamsError
+from google.protobuf.json_format import MessageToDict
+
+from examples.todo import runtime as todo_runtime
+from foldkit_agent import AgentRuntime
+from foldkit_agent.adapters.a2a import (
+    CARD_PATH,
+    EXTENSION_URI,
+    JSONRPC_PATH,
+    REST_PREFIX,
+    a2a_app,
+    integers_from_doubles,
+)
+from tests.support.a2a_lab import BearerBackend, LabWaitAgent, lab_runtime, skill_request
+
+BASE = "http://testserver"
+GET_TASK = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}
+S = TaskState
+
+
+@asynccontextmanager
+async def todo_app(**kwargs: Any) -> AsyncIterator[tuple[Any, AgentRuntime[Any, Any]]]:
+    async with todo_runtime() as rt:
+        yield (
+            a2a_app(
+                rt,
+                name="todo",
+                version="1.2.3",
+                base_url=BASE,
+                authentication=BearerBackend(),
+                **kwargs,
+            ),
+            rt,
+        )
+
+
+@asynccontextmanager
+async def a2a_client(
+    app: Any, token: str | None = None, *, streaming: bool = False
+) -> AsyncIterator[Any]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=headers
+    ) as hc:
+        card = await A2ACardResolver(hc, BASE).get_agent_card()
+        client = await create_client(
+            card, client_config=ClientConfig(httpx_client=hc, streaming=streaming)
+        )
+        try:
+            yield client
+        finally:
+            await client.close()
+
+
+async def call(
+    client: Any, skill: str | None, args: Any = None, **kw: Any
+) -> tuple[Task, list[StreamResponse]]:
+    """Send one skill call; return the final task (as GetTask sees it) and the events seen."""
+    events: list[StreamResponse] = []
+    with anyio.fail_after(10):
+        async for ev in client.send_message(skill_request(skill, args, **kw)):
+            events.append(ev)
+        task_id = (
+            events[0].task.id if events[0].HasField("task") else events[0].status_update.task_id
+        )
+        task = await client.get_task(GetTaskRequest(id=task_id))
+    return task, events
+
+
+def status_parts(task: Task) -> tuple[str, dict[str, Any]]:
+    parts = task.status.message.parts
+    text = next(p.text for p in parts if p.HasField("text"))
+    data = next(MessageToDict(p.data) for p in parts if p.HasField("data"))
+    return text, data
+
+
+def artifact_data(task: Task) -> dict[str, Any]:
+    (artifact,) = task.artifacts
+    (part,) = artifact.parts
+    return MessageToDict(part.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# the card
+
+
+async def test_public_card_lists_every_capability_with_its_schema_in_our_extension() -> None:
+    async with todo_app() as (app, rt):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
+            body = (await hc.get(CARD_PATH)).json()
+    assert body["name"] == "todo"
+    assert body["version"] == "1.2.3"
+    assert [s["id"] for s in body["skills"]] == [c.name for c in rt.messages.all()]
+    create = next(s for s in body["skills"] if s["id"] == "create_todo")
+    assert create["description"] == "Create a new todo. Completes once the todo is saved."
+    assert create["tags"] == ["RequestedCreateTodo"]
+    (ext,) = body["capabilities"]["extensions"]
+    assert ext["uri"] == EXTENSION_URI
+    schemas = ext["params"]["skills"]
+    assert set(schemas) == {c.name for c in rt.messages.all()}
+    for cap in rt.messages.all():
+        assert schemas[cap.name]["inputSchema"] == cap.input_schema  # exactly, ints stay ints
+        jsonschema.Draft202012Validator.check_schema(schemas[cap.name]["inputSchema"])
+    assert body["capabilities"]["extendedAgentCard"] is True
+    assert body["capabilities"]["streaming"] is True
+    urls = {i["protocolBinding"]: i["url"] for i in body["supportedInterfaces"]}
+    assert urls == {"JSONRPC": BASE + JSONRPC_PATH, "HTTP+JSON": BASE + REST_PREFIX}
+
+
+async def test_card_declares_security_only_with_authentication() -> None:
+    async with todo_app() as (app, _rt):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
+            secured = (await hc.get(CARD_PATH)).json()
+    assert secured["securitySchemes"]["foldkit"]["httpAuthSecurityScheme"]["scheme"] == "bearer"
+    delete = next(s for s in secured["skills"] if s["id"] == "delete_todo")
+    assert delete["securityRequirements"] == [{"schemes": {"foldkit": {}}}]
+    create = next(s for s in secured["skills"] if s["id"] == "create_todo")
+    assert "securityRequirements" not in create
+    async with todo_runtime() as rt:
+        open_app = a2a_app(rt, name="todo", version="1", base_url=BASE)
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=open_app), base_url=BASE
+        ) as hc:
+            plain = (await hc.get(CARD_PATH)).json()
+    assert "securitySchemes" not in plain
+    assert all("securityRequirements" not in s for s in plain["skills"])
+
+
+async def test_extended_card_lists_what_is_available_for_each_caller() -> None:
+    async with todo_app() as (app, rt):
+        async with a2a_client(app, "alice-tok") as alice:
+            before = await alice.get_extended_agent_card(GetExtendedAgentCardRequest())
+            assert "delete_todo" not in [s.id for s in before.skills]
+            task, _ = await call(alice, "create_todo", {"title": "Milk"})
+            assert task.status.state == S.TASK_STATE_COMPLETED
+            task, _ = await call(alice, "select_todo", {"id": "todo-1"})
+            assert task.status.state == S.TASK_STATE_COMPLETED
+            after = await alice.get_extended_agent_card(GetExtendedAgentCardRequest())
+        ids = [s.id for s in after.skills]
+        assert ids == [c.name for c in rt.messages.available()]
+        assert "delete_todo" in ids
+        ext = MessageToDict(after.capabilities.extensions[0])
+        assert set(ext["params"]["skills"]) == set(ids)
+
+
+async def test_extended_card_per_caller_with_a_resolver() -> None:
+    """One application instance per user: each caller's card reflects their own Model."""
+    async with todo_runtime() as alice_rt, todo_runtime() as bob_rt:
+        await alice_rt.messages.dispatch("create_todo", {"title": "Milk"})
+        await alice_rt.messages.dispatch("select_todo", {"id": "todo-1"})
+
+        def resolve(ctx: Any) -> AgentRuntime[Any, Any]:
+            return alice_rt if ctx.user.user_name == "alice" else bob_rt
+
+        app = a2a_app(
+            resolve, name="todo", version="1", base_url=BASE, authentication=BearerBackend()
+        )
+        async with a2a_client(app, "alice-tok") as alice, a2a_client(app, "bob-tok") as bob:
+            a = await alice.get_extended_agent_card(GetExtendedAgentCardRequest())
+            b = await bob.get_extended_agent_card(GetExtendedAgentCardRequest())
+        assert "delete_todo" in [s.id for s in a.skills]
+        assert [s.id for s in b.skills] == ["create_todo"]
+
+
+# ---------------------------------------------------------------------------------------------
+# outcomes (F03)
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_success_completes_with_a_data_artifact(streaming: bool) -> None:
+    async with todo_app() as (app, rt):
+        async with a2a_client(app, "bob-tok", streaming=streaming) as client:
+            task, events = await call(client, "create_todo", {"title": "Read the guide"})
+        assert task.status.state == S.TASK_STATE_COMPLETED
+        data = artifact_data(task)
+        assert data["status"] == "completed"
+        assert data["capability"] == "create_todo"
+        assert data["invocation_id"] == task.id
+        assert data["result"]["_tag"] == "SavedTodo"
+        assert [t["title"] for t in rt.context()["todos"]] == ["Read the guide"]  # type: ignore[index]
+        assert rt.audit is not None
+        (entry,) = rt.audit.entries()
+        assert (entry.transport, entry.capability, entry.decision) == (
+            "a2a",
+            "create_todo",
+            "dispatched",
+        )
+    if streaming:
+        kinds = [ev.WhichOneof("payload") for ev in events]
+        assert kinds[0] == "task"
+        assert "artifact_update" in kinds
+        assert events[-1].status_update.status.state == S.TASK_STATE_COMPLETED
+    else:
+        assert len(events) == 1
+        assert events[0].task.status.state == S.TASK_STATE_COMPLETED
+
+
+async def test_skill_named_in_message_metadata_also_works() -> None:
+    async with todo_app() as (app, _rt):
+        async with a2a_client(app) as client:
+            task, _ = await call(client, "create_todo", {"title": "Tea"}, where="message")
+    assert task.status.state == S.TASK_STATE_COMPLETED
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_unknown_skill_is_invalid_params(streaming: bool) -> None:
+    async with todo_app() as (app, rt):
+        async with a2a_client(app, "alice-tok", streaming=streaming) as client:
+            with pytest.raises(InvalidParamsError) as caught:
+                await call(client, "launch_rockets", {})
+            assert "launch_rockets" in str(caught.value)
+            with pytest.raises(InvalidParamsError) as caught:
+                await call(client, None, {"title": "x"})
+            assert EXTENSION_URI in str(caught.value)
+        assert rt.audit is not None
+        (entry,) = rt.audit.entries()
+        assert (entry.capability, entry.decision, entry.outcome) == (
+            "launch_rockets",
+            "refused",
+            "AgentUnknownCapabilityError",
+        )
+
+
+async def test_unknown_skill_over_http_json_is_a_400() -> None:
+    async with todo_app() as (app, _rt):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
+            body = {
+                "message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"data": {}}]},
+                "metadata": {EXTENSION_URI: {"skill": "nope"}},
+            }
+            r = await hc.post(
+                REST_PREFIX + "/message:send", json=body, headers={"A2A-Version": "1.0"}
+            )
+    assert r.status_code == 400
+    assert "nope" in r.text
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_unavailable_is_rejected_with_the_error_json(streaming: bool) -> None:
+    async with todo_app() as (app, rt):
+        async with a2a_client(app, "alice-tok", streaming=streaming) as client:
+            task, events = await call(client, "delete_todo", {})
+        assert task.status.state == S.TASK_STATE_REJECTED
+        text, data = status_parts(task)
+        assert "not available" in text
+        assert data["_tag"] == "AgentCapabilityUnavailableError"
+        assert data["capability"] == "delete_todo"
+        assert data["status"] == "refused"
+        assert not task.artifacts
+        assert rt.audit is not None
+        assert rt.audit.entries()[-1].decision == "refused"
+    last = events[-1]
+    state = last.task.status.state if last.HasField("task") else last.status_update.status.state
+    assert state == S.TASK_STATE_REJECTED
+
+
+async def test_invalid_input_and_extra_fields_are_rejected_and_nothing_is_dispatched() -> None:
+    """F04: extra keys, top level and nested, are refused naming them and the accepted ones."""
+    async with todo_app() as (app, rt):
+        async with a2a_client(app) as client:
+            extra, _ = await call(client, "create_todo", {"title": "Milk", "line_range": [1, 2]})
+            wrong, _ = await call(client, "create_todo", {"title": 5})
+            missing, _ = await call(client, "create_todo", {})
+        async with lab_runtime() as (lab, _b, _r):
+            lab_app = a2a_app(lab, name="lab", version="1", base_url=BASE)
+            async with a2a_client(lab_app) as client:
+                nested, _ = await call(
+                    client, "added", {"by": 1, "items": [{"qty": 1, "colour": "red"}]}
+                )
+            assert lab.context() is None
+            assert lab.audit is not None
+            assert [e.decision for e in lab.audit.entries()] == ["refused"]
+        for task in (extra, wrong, missing, nested):
+            assert task.status.state == S.TASK_STATE_REJECTED
+            _text, data = status_parts(task)
+            assert data["_tag"] == "AgentInvalidInputError"
+        text, data = status_parts(extra)
+        assert "line_range" in text
+        assert data["issues"] == [{"path": "line_range", "problem": "unexpected field"}]
+        assert data["accepted"] == ["title"]
+        _text, data = status_parts(nested)
+        assert data["issues"][0]["path"] == "items.0.colour"
+        assert rt.context()["todos"] == []  # type: ignore[index]
+
+
+async def test_unauthenticated_and_unauthorized_calls_are_rejected() -> None:
+    """F18: the principal comes from the transport; no credentials means no principal."""
+    async with todo_app() as (app, rt):
+        await rt.messages.dispatch("create_todo", {"title": "Milk"})
+        await rt.messages.dispatch("select_todo", {"id": "todo-1"})
+        async with a2a_client(app) as anonymous, a2a_client(app, "bob-tok") as bob:
+            nobody, _ = await call(anonymous, "delete_todo", {})
+            forged, _ = await call(anonymous, "delete_todo", {"principal": "alice"})
+            denied, _ = await call(bob, "delete_todo", {})
+        for task in (nobody, denied):
+            assert task.status.state == S.TASK_STATE_REJECTED
+            assert status_parts(task)[1]["_tag"] == "AgentAuthorizationError"
+        assert "sign in" in status_parts(nobody)[0]
+        assert "bob may not delete" in status_parts(denied)[0]
+        assert status_parts(forged)[1]["_tag"] == "AgentInvalidInputError"
+        assert len(rt.context()["todos"]) == 1  # type: ignore[index]
+        async with a2a_client(app, "alice-tok") as alice:
+            done, _ = await call(alice, "delete_todo", {})
+        assert done.status.state == S.TASK_STATE_COMPLETED
+        assert rt.context()["todos"] == []  # type: ignore[index]
+
+
+async def test_a_bad_token_gets_a_generic_401() -> None:
+    async with todo_app() as (app, _rt):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
+            forged = {"Authorization": "Bearer forged-tok"}
+            r = await hc.post(JSONRPC_PATH, json=GET_TASK, headers=forged)
+    assert r.status_code == 401
+    assert "forged" not in r.text
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_completion_failure_is_failed(streaming: bool) -> None:
+    async with todo_app() as (app, _rt):
+        async with a2a_client(app, streaming=streaming) as client:
+            first, _ = await call(client, "create_todo", {"title": "Milk"})
+            dup, _ = await call(client, "create_todo", {"title": "milk"})
+    assert first.status.state == S.TASK_STATE_COMPLETED
+    assert dup.status.state == S.TASK_STATE_FAILED
+    text, data = status_parts(dup)
+    assert "FailedToSaveTodo" in text
+    assert data["status"] == "failed"
+    assert data["result"]["_tag"] == "FailedToSaveTodo"
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_timeout_is_failed_and_says_the_outcome_is_unknown(streaming: bool) -> None:
+    """F14 over A2A: a FAILED task whose text says unknown, not failed."""
+    async with lab_runtime() as (lab, _b, _r):
+        app = a2a_app(lab, name="lab", version="1", base_url=BASE)
+        async with a2a_client(app, streaming=streaming) as client:
+            task, _ = await call(client, "wait_quick", {})
+        assert task.status.state == S.TASK_STATE_FAILED
+        text, data = status_parts(task)
+        assert "outcome is unknown" in text
+        assert data["_tag"] == "AgentCompletionTimeoutError"
+        assert data["status"] == "unknown"
+        assert lab.pending() == 0
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_defect_is_failed_with_a_generic_message(streaming: bool) -> None:
+    async with lab_runtime() as (lab, breakable, _r):
+        app = a2a_app(lab, name="lab", version="1", base_url=BASE)
+        async with a2a_client(app, streaming=streaming) as client:
+            breakable.broken = True
+            task, events = await call(client, "added", {"by": 1})
+    assert task.status.state == S.TASK_STATE_FAILED
+    text, data = status_parts(task)
+    assert data["status"] == "defect"
+    assert "unexpectedly" in text
+    wire = str([MessageToDict(e) for e in events]) + str(MessageToDict(task))
+    assert "secret-detail" not in wire
+    assert "RuntimeError" not in wire
+    assert "/srv/app" not in wire
+
+
+async def test_a_card_resolver_that_raises_is_a_generic_503() -> None:
+    def resolve(_ctx: Any) -> AgentRuntime[Any, Any]:
+        raise RuntimeError("tenant db password=hunter2")
+
+    app = a2a_app(resolve, name="todo", version="1", base_url=BASE)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
+        r = await hc.get(CARD_PATH)
+    assert r.status_code == 503
+    assert "hunter2" not in r.text
+
+
+async def test_concurrent_calls_each_dispatch_once() -> None:
+    """F23 over A2A: 10 concurrent calls apply exactly 10 Messages."""
+    async with lab_runtime() as (lab, _b, running):
+        app = a2a_app(lab, name="lab", version="1", base_url=BASE)
+        async with a2a_client(app) as client:
+            states: list[int] = []
+
+            async def one() -> None:
+                task, _ = await call(client, "added", {"by": 1})
+                states.append(task.status.state)
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(10):
+                    tg.start_soon(one)
+        await running.settled()
+        assert states == [S.TASK_STATE_COMPLETED] * 10
+        assert running.host.model().total == 10
+
+
+async def test_a_resolver_that_raises_is_a_generic_failure() -> None:
+    async with todo_runtime() as rt:
+        calls = 0
+
+        def resolve(_ctx: Any) -> AgentRuntime[Any, Any]:
+            nonlocal calls
+            calls += 1
+            if calls > 1:  # the card resolves once; the call breaks
+                raise RuntimeError("tenant db password=hunter2")
+            return rt
+
+        app = a2a_app(resolve, name="todo", version="1", base_url=BASE)
+        async with a2a_client(app) as client:
+            task, _ = await call(client, "create_todo", {"title": "x"})
+    assert task.status.state == S.TASK_STATE_FAILED
+    assert "hunter2" not in str(MessageToDict(task))
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+
+
+def test_integers_from_doubles_walks_the_schema_only() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "x": {"type": "number"},
+            "opt": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "number"}]},
+            "xs": {"type": "array", "items": {"type": "integer"}},
+            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+            "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "s": {"type": "string"},
+        },
+        "additionalProperties": False,
+    }
+    value = {
+        "n": 2.0,
+        "x": 2.0,
+        "opt": 3.0,
+        "either": 4.0,
+        "xs": [1.0, 2.5],
+        "pair": [7.0, "a"],
+        "m": {"a": 1.0},
+        "s": "2.0",
+        "extra": 1.0,
+    }
+    out = integers_from_doubles(value, schema)
+    assert out == {
+        "n": 2,
+        "x": 2.0,
+        "opt": 3,
+        "either": 4.0,
+        "xs": [1, 2.5],
+        "pair": [7, "a"],
+        "m": {"a": 1},
+        "s": "2.0",
+        "extra": 1.0,
+    }
+    assert type(out["n"]) is int
+    assert type(out["x"]) is float
+    assert type(out["either"]) is float
+    assert type(out["extra"]) is float
+    assert integers_from_doubles(float("inf"), {"type": "integer"}) == float("inf")
+    assert integers_from_doubles(True, {"type": "integer"}) is True
+
+
+async def test_integers_arrive_as_doubles_and_are_restored_where_the_schema_says_integer() -> None:
+    async with lab_runtime() as (lab, _b, running):
+        app = a2a_app(lab, name="lab", version="1", base_url=BASE)
+        async with a2a_client(app) as client:
+            task, _ = await call(
+                client,
+                "added",
+                {"by": 2, "factor": 2, "sizes": [1, 2], "items": [{"qty": 3}], "code": "7"},
+            )
+            half, _ = await call(client, "added", {"by": 2.5})
+            text, _ = await call(client, "added", {"by": "2"})
+        assert task.status.state == S.TASK_STATE_COMPLETED
+        await running.settled()
+        model = running.host.model()
+        assert model.total == 2
+        assert model.last == {
+            "_tag": "Added",
+            "by": 2,
+            "factor": 2.0,
+            "sizes": [1, 2],
+            "items": [{"qty": 3, "label": ""}],
+            "code": "7",
+        }
+        for refused in (half, text):
+            assert refused.status.state == S.TASK_STATE_REJECTED
+            assert status_parts(refused)[1]["issues"][0]["path"] == "by"
+
+
+# ---------------------------------------------------------------------------------------------
+# cancellation (F15)
+
+
+async def test_cancel_task_aborts_the_waiting_invocation() -> None:
+    async with lab_runtime(LabWaitAgent) as (lab, _b, running):
+        seen = asyncio.Event()
+        running.host.observe(lambda m: seen.set() if type(m).__name__ == "Waited" else None)
+        app = a2a_app(lab, name="lab", version="1", base_url=BASE)
+        async with a2a_client(app) as client:
+            req = skill_request("wait_long", {})
+            req.configuration.CopyFrom(SendMessageConfiguration(return_immediately=True))
+            with anyio.fail_after(10):
+                events = [ev async for ev in client.send_message(req)]
+                task_id = events[0].task.id
+                await seen.wait()  # the Message was dispatched; the call now waits for completion
+                assert lab.pending() == 1
+                cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
+                final = await client.get_task(GetTaskRequest(id=task_id))
+        assert cancelled.status.state == S.TASK_STATE_CANCELED
+        assert final.status.state == S.TASK_STATE_CANCELED
+        text, data = status_parts(final)
+        assert data["_tag"] == "AgentCancelledError"
+        assert data["dispatched"] is True
+        assert "nothing was rolled back" in text
+        assert lab.pending() == 0
+        assert lab.audit is not None
+        (entry,) = lab.audit.entries()
+        assert entry.decision == "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# mounting (how `foldkit-agent serve --a2a` hosts it next to other apps)
+
+
+async def test_mounted_at_the_root_of_a_parent_app_with_its_lifespan() -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Mount, Route
+
+    async with todo_runtime() as rt:
+        a2a = a2a_app(rt, name="todo", version="1", base_url=BASE)
+        entered: list[str] = []
+
+        @asynccontextmanager
+        async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+            async with a2a.router.lifespan_context(a2a):
+                entered.append("a2a")
+                yield
+
+        async def other(_request: Any) -> PlainTextResponse:
+            return PlainTextResponse("other")
+
+        parent = Starlette(routes=[Route("/other", other), Mount("", app=a2a)], lifespan=lifespan)
+        async with lifespan(parent):
+            async with a2a_client(parent) as client:
+                task, _ = await call(client, "create_todo", {"title": "Mounted"})
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=parent), base_url=BASE
+            ) as hc:
+                assert (await hc.get("/other")).text == "other"
+        assert entered == ["a2a"]
+        assert task.status.state == S.TASK_STATE_COMPLETED

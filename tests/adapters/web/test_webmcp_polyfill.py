@@ -1,0 +1,56 @@
+"""WebMCP through the ``@mcp-b/global`` 5.1.0 polyfill (no browser flag), driven through the
+polyfill's ``navigator.modelContextTesting`` shim: the todo page's tools, a person and an
+agent on one Model."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from playwright.async_api import Browser
+
+from tests.support.browser import (
+    POLYFILL,
+    PolyfillAgent,
+    launch,
+    need_chromium,
+    resync_storm,
+    scenario,
+    site,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.interop]
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    need_chromium()
+    if not POLYFILL.exists():
+        pytest.skip("@mcp-b/global is not installed in tests/interop (make node)")
+    async with launch(native=False) as b:
+        yield b
+
+
+async def test_agent_and_person_share_the_todo_page_polyfill(browser: Browser) -> None:
+    async with site(polyfill=True) as (web, url):
+        context = await browser.new_context()
+        try:
+            page = await context.new_page()
+            await scenario(page, PolyfillAgent(page), web, url, "polyfill")
+        finally:
+            await context.close()
+
+
+async def test_many_resyncs_never_duplicate_or_throw_f12_polyfill(browser: Browser) -> None:
+    async with site(polyfill=True) as (web, url):
+        context = await browser.new_context()
+        try:
+            page = await context.new_page()
+            await resync_storm(page, PolyfillAgent(page), web, url)
+        finally:
+            await context.close()

@@ -1,0 +1,105 @@
+"""The todo app behind the shared JSON surface, with sessions, CSRF and a service caller."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Mount
+
+from examples.todo import Model, User, run_todo
+from foldkit_agent import AgentRuntime, AuditLog, Running
+from foldkit_agent.adapters.web.surface import (
+    CSRF_HEADER,
+    PRINCIPAL_HEADER,
+    CsrfTokens,
+    agent_surface,
+    service_caller,
+)
+
+BASE = "http://127.0.0.1:8000"
+SESSIONS = {"s-demo": User(id="demo", can_delete=True), "s-guest": User(id="guest")}
+SERVICE_TOKEN = "service-secret-token"
+SECRET = b"0123456789abcdef-test"
+CSRF = CsrfTokens(SECRET)
+
+
+def session_of(request: Request) -> str | None:
+    sid = request.cookies.get("todo_session")
+    return sid if sid in SESSIONS else None
+
+
+def principal_of(request: Request) -> User | None:
+    service = service_caller(request)
+    if service is not None:
+        asserted = request.headers.get(PRINCIPAL_HEADER)
+        return User(id=f"{service}:{asserted}", can_delete=True) if asserted else None
+    if request.headers.get("x-test-explode"):
+        raise RuntimeError("session store down")
+    sid = session_of(request)
+    return SESSIONS.get(sid) if sid else None
+
+
+def service_auth(token: str) -> str | None:
+    return "native-server" if token == SERVICE_TOKEN else None
+
+
+@dataclass
+class Env:
+    running: Running[Model, Any]
+    rt: AgentRuntime[Model, Any]
+    audit: AuditLog
+    app: Starlette
+    client: httpx.AsyncClient
+
+    def token(self, sid: str = "s-demo") -> str:
+        return CSRF.token_for(sid)
+
+    async def invoke(
+        self,
+        name: str,
+        body: Any = None,
+        *,
+        sid: str | None = "s-demo",
+        token: str | None = "auto",
+        headers: dict[str, str] | None = None,
+        content: bytes | None = None,
+    ) -> httpx.Response:
+        h = {"content-type": "application/json"}
+        if token == "auto" and sid is not None:
+            token = self.token(sid)
+        if token is not None and token != "auto":
+            h[CSRF_HEADER] = token
+        h.update(headers or {})
+        self.client.cookies.clear()
+        if sid:
+            self.client.cookies.set("todo_session", sid)
+        data = content if content is not None else json.dumps({} if body is None else body).encode()
+        return await self.client.post(f"/agent/invoke/{name}", content=data, headers=h)
+
+
+@asynccontextmanager
+async def environment(**kwargs: Any) -> AsyncIterator[Env]:
+    from foldkit_agent import agent
+
+    audit = agent.audit_log(capacity=100, principal=lambda u: u.id)
+    async with run_todo(audit=audit) as (running, rt):
+        surface = agent_surface(
+            rt,
+            principal_of=principal_of,
+            session_of=session_of,
+            service_auth=service_auth,
+            csrf_secret=SECRET,
+            **kwargs,
+        )
+        app = Starlette(routes=[Mount("/agent", app=surface)])
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url=BASE
+        ) as client:
+            yield Env(running, rt, audit, app, client)
