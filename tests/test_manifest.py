@@ -27,14 +27,16 @@ from tests.support.paths import ROOT
 
 def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
     m = to_manifest(AppAgent)
-    assert m["manifest_version"] == 1
+    assert m["manifest_version"] == 2
     names = [c["name"] for c in m["capabilities"]]
     assert names == [c.name for c in AppAgent.capabilities]  # declaration order
     create = m["capabilities"][0]
     assert set(create) == {
         "name",
         "tag",
+        "title",
         "description",
+        "hints",
         "input_schema",
         "model_dependent",
         "authorized",
@@ -70,6 +72,9 @@ def test_sizes_are_canonical_json_bytes_and_tokens_are_a_quarter_rounded_up() ->
     m = to_manifest(AppAgent)
     for cap in m["capabilities"]:
         shown = {k: cap[k] for k in ("name", "description", "input_schema")}
+        shown["hints"] = {k: v for k, v in cap["hints"].items() if v is not None}
+        if cap["title"] is not None:
+            shown["title"] = cap["title"]
         n = len(canonical_json(shown))
         assert cap["size"] == {"bytes": n, "tokens": math.ceil(n / 4)}
     for res in m["resources"]:

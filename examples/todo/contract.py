@@ -109,6 +109,10 @@ AppAgent = TodoAgent.make(
         {
             RequestedCreateTodo: TodoAgent.variant(
                 name="create_todo",
+                title="Create todo",
+                # adds a todo and saves it to the app's own backend; a repeat adds another
+                destructive=False,
+                open_world=False,
                 description="Create a new todo. Completes once the todo is saved.",
                 input=CreateTodoInput,
                 to_message=_create,
@@ -121,6 +125,11 @@ AppAgent = TodoAgent.make(
             ),
             RequestedRenameTodo: TodoAgent.variant(
                 name="rename_todo",
+                title="Rename todo",
+                # overwrites the old title; renaming to the same title again changes nothing
+                destructive=True,
+                idempotent=True,
+                open_world=False,
                 description="Rename an existing todo. Completes when the list shows the new title.",
                 available=lambda model: len(model.todos) > 0,
                 input=RenameTodoInput,
@@ -131,6 +140,11 @@ AppAgent = TodoAgent.make(
             ),
             ToggledTodo: TodoAgent.variant(
                 name="toggle_todo",
+                title="Toggle todo",
+                # flips a flag that the next toggle flips back: nothing is lost, but a
+                # repeat undoes the first call
+                destructive=False,
+                open_world=False,
                 description="Mark a todo done, or not done again.",
                 available=lambda model: len(model.todos) > 0,
                 input=TodoId,
@@ -138,6 +152,10 @@ AppAgent = TodoAgent.make(
             ),
             SelectedTodo: TodoAgent.variant(
                 name="select_todo",
+                title="Select todo",
+                destructive=False,
+                idempotent=True,
+                open_world=False,
                 description="Select a todo, as a person clicking it would.",
                 available=lambda model: len(model.todos) > 0,
                 input=TodoId,
@@ -145,11 +163,19 @@ AppAgent = TodoAgent.make(
             ),
             ClearedSelection: TodoAgent.variant(
                 name="clear_selection",
+                title="Clear selection",
+                destructive=False,
+                idempotent=True,
+                open_world=False,
                 description="Clear the current selection.",
                 available=lambda model: model.selected_todo_id is not None,
             ),
             RequestedDeleteTodo: TodoAgent.variant(
                 name="delete_todo",
+                title="Delete selected todo",
+                # a repeat would delete whichever todo is selected by then
+                destructive=True,
+                open_world=False,
                 description="Delete the selected todo. Only users allowed to delete may do this.",
                 available=lambda model: model.selected_todo_id is not None,
                 input=NoInput,

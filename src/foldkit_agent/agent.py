@@ -46,6 +46,7 @@ from .contract.declare import (
     Capability,
     CompletionContract,
     ExposedMessages,
+    Hints,
     Resource,
     Variant,
     action,
@@ -78,6 +79,7 @@ __all__ = [
     "CorrelationKey",
     "Deny",
     "DispatchResult",
+    "Hints",
     "InputRejected",
     "Invocation",
     "InvocationContext",
@@ -142,6 +144,11 @@ class AgentBuilder(Generic[M, P]):
         input: type[BaseModel] | None = None,
         to_message: Callable[[Any, InvocationContext[M, P]], Any] | None = None,
         completion: CompletionContract | None = None,
+        title: str | None = None,
+        read_only: bool = False,
+        destructive: bool | None = None,
+        idempotent: bool = False,
+        open_world: bool | None = None,
     ) -> Variant[M, P]:
         """See :func:`~foldkit_agent.contract.variant`."""
         return variant(
@@ -152,6 +159,11 @@ class AgentBuilder(Generic[M, P]):
             input=input,
             to_message=to_message,
             completion=completion,
+            title=title,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
         )
 
     def action(
@@ -161,10 +173,23 @@ class AgentBuilder(Generic[M, P]):
         available: Callable[[M], bool] | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
         completion: CompletionContract | None = None,
+        title: str | None = None,
+        read_only: bool = False,
+        destructive: bool | None = None,
+        idempotent: bool = False,
+        open_world: bool | None = None,
     ) -> ActionVariant:
         """See :func:`~foldkit_agent.contract.action`."""
         return action(
-            surface_action, available=available, authorize=authorize, completion=completion
+            surface_action,
+            available=available,
+            authorize=authorize,
+            completion=completion,
+            title=title,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
         )
 
     def expose(

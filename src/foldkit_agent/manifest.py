@@ -9,7 +9,8 @@ Sizes. An agent pays for a contract in context-window tokens, mostly for the too
 Each capability, resource and the context report ``{"bytes", "tokens"}``:
 
 * ``bytes`` is the length in UTF-8 of the canonical JSON (sorted keys, no whitespace, non-ASCII
-  kept as is) of what a client is shown: ``{"name", "description", "input_schema"}`` for a
+  kept as is) of what a client is shown: ``{"name", "description", "input_schema", "hints"}``
+  (plus ``"title"`` when there is one; ``hints`` without the undeclared ones) for a
   capability, ``{"name", "description", "schema"}`` for a resource, and the context schema;
 * ``tokens`` is ``ceil(bytes / 4)``, the usual rule of thumb for English text and JSON with
   BPE tokenizers. It is an estimate for budgeting and comparing, not a count for any model.
@@ -39,8 +40,8 @@ __all__ = [
     "to_markdown",
 ]
 
-MANIFEST_VERSION = 1
-"""Bumped when the manifest's shape changes."""
+MANIFEST_VERSION = 2
+"""Bumped when the manifest's shape changes (2: capabilities carry ``title`` and ``hints``)."""
 
 TOKEN_ESTIMATOR = (
     "bytes = UTF-8 length of the canonical JSON (sorted keys, no whitespace); "
@@ -98,13 +99,37 @@ def _completion(cap: Capability) -> dict[str, Any]:
     return {"kind": "none"}
 
 
+def _shown(cap: Capability, schema: Any) -> dict[str, Any]:
+    shown: dict[str, Any] = {
+        "name": cap.name,
+        "description": cap.description,
+        "input_schema": schema,
+        "hints": cap.hints.declared(),
+    }
+    if cap.title is not None:
+        shown["title"] = cap.title
+    return shown
+
+
+def _hints(cap: Capability) -> dict[str, bool | None]:
+    h = cap.hints
+    return {
+        "read_only": h.read_only,
+        "destructive": h.destructive,
+        "idempotent": h.idempotent,
+        "open_world": h.open_world,
+    }
+
+
 def _capability(cap: Capability) -> dict[str, Any]:
     schema = cap.input_schema
-    shown = {"name": cap.name, "description": cap.description, "input_schema": schema}
+    shown = _shown(cap, schema)
     return {
         "name": cap.name,
         "tag": cap.tag,
+        "title": cap.title,
         "description": cap.description,
+        "hints": _hints(cap),
         "input_schema": schema,
         "model_dependent": cap.available is not None,
         "authorized": cap.authorize is not None,
@@ -122,8 +147,10 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
 
     Shape::
 
-        {"manifest_version": 1,
-         "capabilities": [{"name", "tag", "description", "input_schema",
+        {"manifest_version": 2,
+         "capabilities": [{"name", "tag", "title": str | None, "description", "input_schema",
+                           "hints": {"read_only": bool, "destructive": bool | None,
+                                     "idempotent": bool, "open_world": bool | None},
                            "model_dependent": bool,   # has an available() predicate
                            "authorized": bool,        # has an authorize() hook
                            "completion": {"kind": "none"}
@@ -248,6 +275,12 @@ def _how_calls_work() -> list[str]:
         "  the failure Message makes the call fail. *On state*: when the application state",
         "  shows the change. A timeout means the outcome is unknown, not that it failed, and",
         "  nothing is ever rolled back: read the context before trying again.",
+        "- **Effect** describes what a call does, as the application declared it:",
+        "  *read-only* changes nothing; *destructive* may delete or overwrite what exists;",
+        "  *idempotent* can be repeated with the same input to no further effect; *reaches",
+        "  outside* touches systems or people beyond this application. Where a hint says",
+        "  *may*, it was not declared: assume the cautious side. Hints describe; they permit",
+        "  nothing.",
         "- **Refusals are answers, not crashes.** Each names the capability and the reason.",
         "  The same call gives the same answer until the application state changes.",
         "",
@@ -267,6 +300,26 @@ def _completion_text(done: Mapping[str, Any]) -> str:
     return "on dispatch"
 
 
+def _effect_text(hints: Mapping[str, Any]) -> str:
+    words = (
+        ["read-only"]
+        if hints["read_only"]
+        else [
+            {True: "destructive", False: "not destructive", None: "may be destructive"}[
+                hints["destructive"]
+            ]
+        ]
+    )
+    if hints["idempotent"] and not hints["read_only"]:
+        words.append("idempotent")
+    words.append(
+        {True: "reaches outside", False: "inside the application only", None: "may reach outside"}[
+            hints["open_world"]
+        ]
+    )
+    return ", ".join(words)
+
+
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
 
@@ -284,8 +337,8 @@ def _capabilities_section(caps: list[dict[str, Any]]) -> list[str]:
     if not caps:
         return [*out, "This contract exposes no capabilities.", ""]
     out += [
-        "| Capability | What it does | Availability | Authorization | Completes | Size |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| Capability | What it does | Effect | Availability | Authorization | Completes | Size |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for c in caps:
         out.append(
@@ -294,6 +347,7 @@ def _capabilities_section(caps: list[dict[str, Any]]) -> list[str]:
                 [
                     f"[`{c['name']}`](#{c['name'].lower()})",
                     _cell(c["description"]),
+                    _effect_text(c["hints"]),
                     "depends on state" if c["model_dependent"] else "always",
                     "checked" if c["authorized"] else "none",
                     _cell(_completion_text(c["completion"])),
@@ -305,8 +359,11 @@ def _capabilities_section(caps: list[dict[str, Any]]) -> list[str]:
     out.append("")
     for c in caps:
         out += [f"### `{c['name']}`", "", c["description"], ""]
+        if c["title"] is not None:
+            out.append(f"- Title: {_cell(c['title'])}")
         out += [
             f"- Message: `{c['tag']}`",
+            f"- Effect: {_effect_text(c['hints'])}",
             "- Availability: "
             + (
                 "only in some states; check the current list first"
@@ -501,9 +558,10 @@ def _notes(schema: Mapping[str, Any]) -> str:
 def messages(definition: AgentDefinition) -> list[dict[str, Any]]:
     """One dict per capability, in declaration order.
 
-    Keys: ``name``, ``tag``, ``description``, ``input_schema``, ``model_dependent`` (has an
-    ``available`` predicate), ``authorized`` (has an ``authorize`` hook), ``completion``
-    (``"none"``, ``"message"`` or ``"state"``).
+    Keys: ``name``, ``tag``, ``title`` (or ``None``), ``description``, ``input_schema``,
+    ``hints`` (``read_only``, ``destructive``, ``idempotent``, ``open_world``; ``None`` where
+    not declared), ``model_dependent`` (has an ``available`` predicate), ``authorized`` (has an
+    ``authorize`` hook), ``completion`` (``"none"``, ``"message"`` or ``"state"``).
 
     >>> [m["name"] for m in messages(AppAgent)]
     ['create_todo', 'rename_todo', 'delete_todo']
@@ -512,8 +570,10 @@ def messages(definition: AgentDefinition) -> list[dict[str, Any]]:
         {
             "name": c.name,
             "tag": c.tag,
+            "title": c.title,
             "description": c.description,
             "input_schema": c.input_schema,
+            "hints": _hints(c),
             "model_dependent": c.available is not None,
             "authorized": c.authorize is not None,
             "completion": c.completion_kind,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -132,3 +134,71 @@ def test_an_unwritable_output_is_one_line_and_exit_2(runner: CliRunner, tmp_path
     result = runner.invoke(app, ["manifest", TARGET, "-o", str(tmp_path / "no" / "dir.json")])
     assert result.exit_code == 2
     assert result.stderr.strip().startswith("error: cannot write")
+
+
+def test_check_fails_and_says_so_when_a_capability_became_destructive(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    committed = json.loads(AGENT_JSON.read_text(encoding="utf-8"))
+    for cap in committed["capabilities"]:
+        if cap["name"] == "delete_todo":
+            cap["hints"]["destructive"] = False
+        if cap["name"] == "select_todo":
+            cap["hints"]["idempotent"] = True  # unchanged: not reported
+    stale = tmp_path / "agent.json"
+    stale.write_text(json.dumps(committed, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["check", TARGET, str(stale)])
+    assert result.exit_code == 1
+    assert '-        "destructive": false,' in result.stdout
+    assert '+        "destructive": true,' in result.stdout
+    assert "capability delete_todo changed: hints" in result.stderr
+    assert "capability delete_todo became destructive" in result.stderr
+    assert "select_todo" not in result.stderr
+
+
+_HINTED = """
+from foldkit_agent import agent
+from tests.support.counter import Incremented, Msg
+
+AppAgent = agent.make(
+    messages=agent.expose(
+        Msg, {{Incremented: agent.variant(description="Add", read_only={ro}, open_world={ow})}}
+    )
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "said"),
+    [
+        ({"ro": True, "ow": False}, {"ro": False, "ow": False}, "is no longer read-only"),
+        (
+            {"ro": False, "ow": False},
+            {"ro": False, "ow": None},
+            "now reaches outside the application (undeclared now, so clients assume it)",
+        ),
+    ],
+)
+def test_check_in_a_fresh_process_fails_when_a_declared_hint_changes(
+    tmp_path: Path, before: dict[str, Any], after: dict[str, Any], said: str
+) -> None:
+    module = tmp_path / "hinted_contract.py"
+    module.write_text(_HINTED.format(**before), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "foldkit_agent", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    assert cli("manifest", "hinted_contract:AppAgent", "-o", "agent.json").returncode == 0
+    assert cli("check", "hinted_contract:AppAgent", "agent.json").returncode == 0
+    module.write_text(_HINTED.format(**after), encoding="utf-8")
+    done = cli("check", "hinted_contract:AppAgent", "agent.json")
+    assert done.returncode == 1
+    assert f"capability incremented {said}" in done.stderr

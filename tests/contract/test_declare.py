@@ -153,7 +153,9 @@ def test_introspection_is_plain_data() -> None:
     assert data["capabilities"][0] == {
         "name": "incremented",
         "tag": "Incremented",
+        "title": None,
         "description": "Add",
+        "hints": {"read_only": False, "destructive": None, "idempotent": False, "open_world": None},
         "input_schema": {
             "type": "object",
             "properties": {"by": {"default": 1, "type": "integer"}},

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -169,3 +169,37 @@ def _summarize(old: str, fresh: str) -> None:
         )
         if changed:
             _err.print(f"  [yellow]~[/] capability {escape(name)} changed: {', '.join(changed)}")
+        for line in _hint_changes(before[name].get("hints"), after[name].get("hints")):
+            _err.print(f"  [bold red]![/] capability {escape(name)} {line}")
+
+
+_RISKIER = (
+    # (hint, the value that is riskier than any other, what to say when it newly holds)
+    ("destructive", True, "became destructive"),
+    ("read_only", False, "is no longer read-only"),
+    ("idempotent", False, "is no longer idempotent"),
+    ("open_world", True, "now reaches outside the application"),
+)
+
+
+def _hint_changes(before: Any, after: Any) -> list[str]:
+    """What became riskier for a supervising person, one phrase per hint.
+
+    A hint that was not declared (``None``) counts as its cautious value, as MCP clients
+    read it: declaring ``destructive=True`` where nothing was said is not news, dropping a
+    ``destructive=False`` is.
+    """
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    was = cast(dict[str, Any], before)
+    now = cast(dict[str, Any], after)
+    cautious = {"destructive": True, "open_world": True}
+    out: list[str] = []
+    for hint, risky, phrase in _RISKIER:
+        old, new = was.get(hint), now.get(hint)
+        undeclared = new is None
+        old = cautious.get(hint) if old is None else old
+        new = cautious.get(hint) if new is None else new
+        if new == risky and old != risky:
+            out.append(f"{phrase} (undeclared now, so clients assume it)" if undeclared else phrase)
+    return out

@@ -24,10 +24,12 @@ from .names import NAME_PATTERN, default_name, is_valid_name
 from .schema import InputDecoder, JsonSchema, RecursiveSchemaError
 
 __all__ = [
+    "TITLE_MAX",
     "ActionVariant",
     "AgentDefinition",
     "Capability",
     "ExposedMessages",
+    "Hints",
     "Resource",
     "Variant",
     "Wiring",
@@ -56,6 +58,11 @@ class Variant(Generic[M, P]):
     input: type[BaseModel] | None = None
     to_message: Callable[[Any, Any], Any] | None = None
     completion: CompletionContract | None = None
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool | None = None
+    idempotent: bool = False
+    open_world: bool | None = None
 
 
 def variant(
@@ -67,6 +74,11 @@ def variant(
     input: type[BaseModel] | None = None,
     to_message: Callable[[Any, Any], Any] | None = None,
     completion: CompletionContract | None = None,
+    title: str | None = None,
+    read_only: bool = False,
+    destructive: bool | None = None,
+    idempotent: bool = False,
+    open_world: bool | None = None,
 ) -> Variant[Any, Any]:
     """Configure how one Message is exposed.
 
@@ -81,10 +93,28 @@ def variant(
         to_message: ``(input, InvocationContext) -> Message`` (or a payload dict for the
             keyed Message). Requires ``input``.
         completion: :class:`~.completion.Completion` or :func:`~.completion.when`.
+        title: a short human-readable name (one line, at most 128 characters), shown by
+            clients instead of ``name``.
+        read_only: the call changes nothing in the application (MCP ``readOnlyHint``).
+        destructive: the call may destroy or overwrite what exists (``destructiveHint``);
+            ``None`` says nothing, and MCP clients then assume it may.
+        idempotent: calling again with the same input has no further effect
+            (``idempotentHint``).
+        open_world: the call reaches beyond the application (other systems, the network,
+            people) (``openWorldHint``); ``None`` says nothing, and clients assume it does.
+
+        The four flags are hints for the calling agent and the person supervising it, never
+        a permission: ``available`` and ``authorize`` decide what runs (DESIGN §10).
 
     Raises:
         AgentContractError: at :func:`expose`, for a bad name, ``input`` without
-            ``to_message`` or the reverse, or a recursive input type.
+            ``to_message`` or the reverse, a recursive input type, a title that is empty,
+            not one line or too long, a flag that is not a bool (or ``None`` where allowed),
+            or ``read_only=True`` together with ``destructive=True``.
+
+    Example:
+        >>> variant(name="select_todo", title="Select todo", description="Select a todo",
+        ...         idempotent=True, destructive=False, open_world=False)
     """
     return Variant(
         description=description,
@@ -94,6 +124,11 @@ def variant(
         input=input,
         to_message=to_message,
         completion=completion,
+        title=title,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        open_world=open_world,
     )
 
 
@@ -105,6 +140,11 @@ class ActionVariant:
     available: Callable[[Any], bool] | None = None
     authorize: Callable[[Any], Any] | None = None
     completion: CompletionContract | None = None
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool | None = None
+    idempotent: bool = False
+    open_world: bool | None = None
 
 
 def action(
@@ -113,15 +153,102 @@ def action(
     available: Callable[[Any], bool] | None = None,
     authorize: Callable[[Any], Any] | None = None,
     completion: CompletionContract | None = None,
+    title: str | None = None,
+    read_only: bool = False,
+    destructive: bool | None = None,
+    idempotent: bool = False,
+    open_world: bool | None = None,
 ) -> ActionVariant:
     """Expose a surface Action under the tag of the Message it makes.
 
+    ``title`` and the four behaviour hints mean what they mean on :func:`variant`.
+
     Raises:
-        AgentContractError: at :func:`expose`, when keyed under another Message's tag.
+        AgentContractError: at :func:`expose`, when keyed under another Message's tag, or
+            for a bad title or hint (see :func:`variant`).
     """
     if not isinstance(surface_action, Action):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("agent.action takes a surface.action(...)")
-    return ActionVariant(surface_action, available, authorize, completion)
+    return ActionVariant(
+        surface_action,
+        available,
+        authorize,
+        completion,
+        title=title,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        open_world=open_world,
+    )
+
+
+TITLE_MAX = 128
+"""The longest ``title`` a capability may have, in characters."""
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What a call does, as declared: hints for agents and people, never a permission.
+
+    Attributes:
+        read_only: changes nothing.
+        destructive: may destroy or overwrite what exists; ``None`` when not declared.
+        idempotent: repeating it with the same input has no further effect.
+        open_world: reaches beyond the application; ``None`` when not declared.
+    """
+
+    read_only: bool = False
+    destructive: bool | None = None
+    idempotent: bool = False
+    open_world: bool | None = None
+
+    def declared(self) -> dict[str, bool]:
+        """The hints that were declared, in a fixed order; a ``None`` hint is left out.
+
+        Example:
+            >>> Hints(read_only=True, open_world=False).declared()
+            {'read_only': True, 'idempotent': False, 'open_world': False}
+        """
+        out = {
+            "read_only": self.read_only,
+            "destructive": self.destructive,
+            "idempotent": self.idempotent,
+            "open_world": self.open_world,
+        }
+        return {k: v for k, v in out.items() if v is not None}
+
+
+def _title(tag: str, title: Any) -> str | None:
+    if title is None:
+        return None
+    if not isinstance(title, str) or not title.strip():
+        raise AgentContractError(f"{tag!r}: title= takes a non-empty string", capability=tag)
+    text = title.strip()
+    if "\n" in text or "\r" in text or len(text) > TITLE_MAX:
+        raise AgentContractError(
+            f"{tag!r}: the title must be one line of at most {TITLE_MAX} characters",
+            capability=tag,
+        )
+    return text
+
+
+def _hints(tag: str, v: Variant[Any, Any]) -> Hints:
+    for flag, value, optional in (
+        ("read_only", v.read_only, False),
+        ("destructive", v.destructive, True),
+        ("idempotent", v.idempotent, False),
+        ("open_world", v.open_world, True),
+    ):
+        if not isinstance(value, bool) and not (optional and value is None):
+            allowed = "True, False or None" if optional else "True or False"
+            raise AgentContractError(f"{tag!r}: {flag}= takes {allowed}", capability=tag)
+    if v.read_only and v.destructive:
+        raise AgentContractError(
+            f"{tag!r}: a read-only capability cannot be destructive; "
+            "drop read_only=True or destructive=True",
+            capability=tag,
+        )
+    return Hints(v.read_only, v.destructive, v.idempotent, v.open_world)
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +260,8 @@ class Capability:
         tag: the tag of the Message it dispatches.
         message: that Message class.
         description: for the agent.
+        title: a short human-readable name, or ``None``.
+        hints: the declared :class:`Hints` (read-only, destructive, idempotent, open world).
         input_type: the pydantic model decoded from the wire (the Message itself by default).
         decoder: the strict :class:`~.schema.InputDecoder` for ``input_type``.
         available / authorize / to_message / completion: the hooks, or ``None``.
@@ -148,6 +277,8 @@ class Capability:
     authorize: Callable[[Any], Any] | None = None
     to_message: Callable[[Any, Any], Any] | None = None
     completion: CompletionContract | None = None
+    title: str | None = None
+    hints: Hints = Hints()
 
     @property
     def input_schema(self) -> JsonSchema:
@@ -210,6 +341,11 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
             input=act.input,
             to_message=act.to_message,
             completion=spec.completion,
+            title=spec.title,
+            read_only=spec.read_only,
+            destructive=spec.destructive,
+            idempotent=spec.idempotent,
+            open_world=spec.open_world,
         )
     if not isinstance(spec, Variant):
         raise AgentContractError(
@@ -231,6 +367,8 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         raise AgentContractError(
             f"{tag!r}: input and to_message go together; {missing} is missing", capability=tag
         )
+    title = _title(tag, v.title)
+    hints = _hints(tag, v)
     input_type: type[BaseModel] = v.input if v.input is not None else cls
     if not (isinstance(input_type, type) and issubclass(input_type, BaseModel)):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError(f"{tag!r}: input must be a pydantic model class", capability=tag)
@@ -253,6 +391,8 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         authorize=v.authorize,
         to_message=v.to_message,
         completion=v.completion,
+        title=title,
+        hints=hints,
     )
 
 
