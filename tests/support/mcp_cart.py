@@ -251,8 +251,8 @@ async def run_cart(definition: Any = Definition) -> AsyncGenerator[CartApp]:
         unobserve = running.host.observe(cart.applied.append)
         original: Callable[..., Any] = audit.note
 
-        def note(*args: Any) -> Any:
-            out = original(*args)
+        def note(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
             cart.recorded.set()
             return out
 

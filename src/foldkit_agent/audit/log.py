@@ -221,6 +221,11 @@ class AuditLog:
         if sink is not None:
             _live_logs.add(self)
 
+    @property
+    def records_principal(self) -> bool:
+        """Whether entries record a principal (a ``principal=`` projection was given)."""
+        return self._principal is not None
+
     # -- recording (called by the runtime) ---------------------------------------------------
 
     def record(

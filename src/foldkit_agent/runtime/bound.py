@@ -1,26 +1,29 @@
 """The bound runtime: checked dispatch, availability, context, resources and change feeds.
 
 :func:`bind` joins a contract to a host. Every invocation, whatever carried it, runs the same
-five steps in order:
+five steps in order (each a method of :class:`~foldkit_agent.runtime.dispatch.Dispatch`):
 
-1. resolve the capability (by Message class, tag or protocol name);
-2. ``available(model)`` against one Model snapshot (``host.model()`` is read once);
+1. resolve the capability (by Message class, tag or protocol name); unknown names and
+   already-aborted invocations stop here, before the Model is read;
+2. read the one Model snapshot (``host.model()`` is called once, when dispatch begins) and
+   check ``available(model)`` against it;
 3. strict decoding of the input;
-4. ``authorize`` with the principal the provider derives from the transport's credentials;
+4. resolve the principal from the transport's credentials (the provider runs only here, and
+   only where something reads the principal) and run ``authorize``;
 5. construct the Message (``to_message`` sees the same snapshot) and ``host.dispatch`` it,
    then wait for the completion contract, if any.
 
 A refusal before step 5 sends nothing. Each invocation writes exactly one audit entry and runs
-in one ``Agent.dispatch`` OpenTelemetry span.
+in one ``Agent.dispatch`` OpenTelemetry span. :meth:`AgentRuntime.call` is the entry adapters
+use: the same path, answered as one :class:`~foldkit_agent.runtime.Outcome`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -29,29 +32,20 @@ from opentelemetry import trace
 
 from ..app.host import Unsubscribe, host_observe, host_subscribe
 from ..app.message import Message
-from ..audit.log import AuditLog
-from ..contract.calls import AuthorizationRequest, Deny, Invocation, InvocationContext
-from ..contract.completion import (  # pyright: ignore[reportPrivateUsage]
-    Completion,
-    StateCompletion,
-)
+from ..audit.log import AuditLog, Decision
+from ..contract.calls import Invocation
+from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import AgentDefinition, Capability
 from ..errors import (
-    AgentAuthorizationError,
     AgentCancelledError,
-    AgentCapabilityUnavailableError,
-    AgentCompletionTimeoutError,
     AgentContractError,
     AgentError,
-    AgentHostError,
-    AgentInvalidInputError,
     AgentResourceError,
-    AgentUnknownCapabilityError,
-    InputIssue,
-    InputRejected,
 )
-from .results import CompletionOutcome, DispatchResult
-from .waiting import MessageHub, StateHub, Waiter, _same  # pyright: ignore[reportPrivateUsage]
+from .dispatch import Dispatch, holds
+from .outcome import DEFECT, Outcome, summarize
+from .results import DispatchResult
+from .waiting import MessageHub, StateHub, _same  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["AgentRuntime", "Change", "PrincipalProvider", "bind"]
 
@@ -91,14 +85,6 @@ class Change:
     capabilities: bool
     context: bool
     resources: frozenset[str]
-
-
-class _Abort(Exception):
-    """The invocation's signal was set while something was awaited."""
-
-
-class _Deadline(Exception):
-    """The completion deadline passed while something was awaited."""
 
 
 class RuntimeMessages:
@@ -205,7 +191,7 @@ class AgentRuntime(Generic[M, P]):
         self.definition = definition
         self.host = host
         self.audit = audit
-        self._principal = principal
+        self.principal_provider = principal
         self.messages = RuntimeMessages(self)
         self.resources = RuntimeResources(self)
         self._in_flight = 0
@@ -224,7 +210,7 @@ class AgentRuntime(Generic[M, P]):
 
     def available_in(self, model: Any) -> list[Capability]:
         """The capabilities available in ``model`` (see ``messages.available``)."""
-        return [c for c in self.definition.capabilities if c.available is None or _holds(c, model)]
+        return [c for c in self.definition.capabilities if c.available is None or holds(c, model)]
 
     def context(self) -> dict[str, Any] | None:
         """The context projection of the current Model as JSON data (``None`` without one)."""
@@ -316,24 +302,60 @@ class AgentRuntime(Generic[M, P]):
 
     # -- dispatch -----------------------------------------------------------------------------
 
+    async def call(self, name: str, payload: Any, invocation: Invocation | None = None) -> Outcome:
+        """Invoke a capability by its protocol name and answer in the one outcome shape.
+
+        The entry every adapter uses: it runs :meth:`RuntimeMessages.dispatch_unknown`'s path
+        (the five steps, audited once) and returns :func:`~foldkit_agent.runtime.summarize` of
+        what happened. It never raises for a refusal or a defect: a refusal is an
+        :class:`Outcome` with ``kind="refused"``/``"unknown"``, an unexpected error one with
+        ``kind="defect"`` and the one generic defect text (the error is logged, never shown).
+
+        Args:
+            name: the capability name read off the wire.
+            payload: the unvalidated input (the wire JSON form).
+            invocation: transport, credentials, signal and id; a fresh in-app one by default.
+
+        Returns:
+            :class:`~foldkit_agent.runtime.Outcome`.
+
+        Raises:
+            asyncio.CancelledError: the awaiting task was cancelled (after the audit entry).
+
+        Example:
+            >>> outcome = await rt.call("create_todo", {"title": "Milk"}, Invocation())
+            >>> (outcome.ok, outcome.kind)
+            (True, 'completed')
+        """
+        try:
+            result = await self.messages.dispatch_unknown(name, payload, invocation)
+        except AgentError as err:
+            return summarize(err)
+        except Exception as exc:
+            _log.error("a call to %r failed unexpectedly", str(name)[:200], exc_info=exc)
+            return summarize(exc, capability=str(name)[:200])
+        return summarize(result)
+
     async def invoke(
         self, cap: Capability | None, requested: str, payload: Any, invocation: Invocation | None
     ) -> DispatchResult:
-        """Run the five steps for an already-resolved capability (``None`` = unknown)."""
-        inv = invocation if invocation is not None else Invocation()
-        name = cap.name if cap is not None else requested
+        """Run the five steps for an already-resolved capability (``None`` = unknown).
+
+        Raises what the first refusing step raises; writes exactly one audit entry and runs in
+        one ``Agent.dispatch`` span.
+        """
+        run = Dispatch(self, cap, requested, payload, invocation or Invocation())
+        inv = run.invocation
         self._in_flight += 1
-        decision = "refused"
+        decision: Decision = "refused"
         outcome = "ok"
-        principal: Any = None
-        stage = 0  # 0 nothing sent, 1 host called (delivery unknown), 2 host accepted
         span_scope: AbstractContextManager[Any] = (
             _NO_SPAN
             if not _tracing_configured()
             else _tracer.start_as_current_span(
                 "Agent.dispatch",
                 attributes={
-                    "agent.capability": name,
+                    "agent.capability": run.name,
                     "agent.transport": inv.transport,
                     "agent.invocation_id": inv.id,
                 },
@@ -342,281 +364,60 @@ class AgentRuntime(Generic[M, P]):
         )
         with span_scope as span:
             try:
-                if cap is None:
-                    raise AgentUnknownCapabilityError(capability=requested)
-                signal = inv.signal
-                if signal is not None and signal.is_set():
-                    raise AgentCancelledError(capability=name, dispatched=False)
-                if self._principal is not None:
-                    principal = await self._resolve_principal(cap, inv)
-                model = self.host.model()
-                if cap.available is not None and not _holds(cap, model):
-                    raise AgentCapabilityUnavailableError(capability=name)
-                decoded = cap.decoder.decode(name, payload)
-                if cap.authorize is not None:
-                    await self._authorize(cap, decoded, model, principal, inv)
-                if signal is not None and signal.is_set():
-                    raise AgentCancelledError(capability=name, dispatched=False)
-                message = self._construct(cap, decoded, model, principal, inv)
-                completion = cap.completion
-                if completion is None:
-                    stage = 1
-                    await self._send(cap, message, signal, None)
-                    stage = 2
-                    decision, outcome = "dispatched", "ok"
-                    return DispatchResult(name, cap.tag, message, inv, None)
-                stage = 1
-                result = await self._send_and_wait(cap, completion, message, decoded, inv)
-                stage = 2
+                result = await run.run()
                 decision = "dispatched"
                 outcome = result.completion.status if result.completion else "ok"
                 return result
-            except _Sent as sent:
-                stage = sent.stage
-                err = sent.error
-                outcome = err.tag
-                decision = "unknown" if stage else "refused"
-                raise err from sent.__cause__
             except AgentError as err:
                 outcome = err.tag
-                decision = "unknown" if stage == 1 else "refused"
+                decision = "unknown" if run.host_called else "refused"
+                await run.principal_for_record()
                 raise
             except asyncio.CancelledError:
                 outcome = AgentCancelledError.tag
-                decision = "unknown" if stage == 1 else "refused"
+                decision = "unknown" if run.host_called else "refused"
+                raise
+            except Exception:
+                outcome = DEFECT
+                decision = "unknown" if run.host_called else "refused"
                 raise
             finally:
                 self._in_flight -= 1
                 if span is not None:
                     span.set_attribute("agent.decision", decision)
                     span.set_attribute("agent.outcome", outcome)
-                if self.audit is not None:
-                    self.audit.note(
-                        inv.id,
-                        inv.transport,
-                        name,
-                        cap.tag if cap is not None else None,
-                        principal,
-                        decision,  # type: ignore[arg-type]
-                        outcome,
-                        payload,
-                    )
+                self._record(run, decision, outcome)
 
-    async def _resolve_principal(self, cap: Capability, inv: Invocation) -> Any:
-        assert self._principal is not None
-        try:
-            who = self._principal(inv)
-            if inspect.isawaitable(who):
-                who = await self._race(who, inv.signal, None)
-            return who
-        except _Abort:
-            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
-        except Exception as exc:
-            _log.warning("principal provider failed for %r", cap.name, exc_info=True)
-            raise AgentAuthorizationError(capability=cap.name) from exc
-
-    async def _authorize(
-        self, cap: Capability, decoded: Any, model: Any, principal: Any, inv: Invocation
-    ) -> None:
-        assert cap.authorize is not None
-        request = AuthorizationRequest(principal, decoded, model, inv.transport, inv, cap.name)
-        try:
-            verdict = cap.authorize(request)
-            if inspect.isawaitable(verdict):
-                verdict = await self._race(verdict, inv.signal, None)
-        except _Abort:
-            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
-        except Exception as exc:
-            _log.warning("authorize hook of %r raised", cap.name, exc_info=True)
-            raise AgentAuthorizationError(capability=cap.name) from exc
-        if verdict is True:
+    def _record(self, run: Dispatch, decision: Decision, outcome: str) -> None:
+        """Write the invocation's one audit entry."""
+        if self.audit is None:
             return
-        if isinstance(verdict, Deny):
-            raise AgentAuthorizationError(capability=cap.name, reason=verdict.reason)
-        if isinstance(verdict, Mapping):
-            verdict_map: Mapping[str, Any] = verdict  # pyright: ignore[reportUnknownVariableType]
-            if verdict_map.get("allowed") is True:
-                return
-            reason = verdict_map.get("reason")
-            raise AgentAuthorizationError(
-                capability=cap.name, reason=reason if isinstance(reason, str) else None
-            )
-        raise AgentAuthorizationError(capability=cap.name)
+        self.audit.note(
+            invocation_id=run.invocation.id,
+            transport=run.invocation.transport,
+            capability=run.name,
+            tag=run.cap.tag if run.cap is not None else None,
+            principal=run.principal,
+            decision=decision,
+            outcome=outcome,
+            input=run.payload,
+        )
 
-    def _construct(
-        self, cap: Capability, decoded: Any, model: Any, principal: Any, inv: Invocation
-    ) -> Message:
-        if cap.to_message is None:
-            return decoded
-        try:
-            built = cap.to_message(decoded, InvocationContext(model, principal, inv))
-            if isinstance(built, Mapping):
-                built = cap.message.model_validate(built)
-        except InputRejected as rejected:
-            issue: InputIssue = {"path": rejected.path, "problem": rejected.problem}
-            raise AgentInvalidInputError(
-                capability=cap.name, issues=[issue], accepted=cap.accepted
-            ) from rejected
-        except Exception as exc:
-            _log.warning("to_message of %r raised", cap.name, exc_info=True)
-            raise AgentHostError(capability=cap.name, dispatched=False) from exc
-        if type(built) is not cap.message:
-            raise AgentContractError(
-                f"{cap.name!r} must make a {cap.tag!r} Message, but its to_message made another; "
-                "nothing was sent",
-                capability=cap.name,
-            )
-        return built
-
-    async def _send(
-        self,
-        cap: Capability,
-        message: Message,
-        signal: asyncio.Event | None,
-        deadline: float | None,
-    ) -> None:
-        """Call ``host.dispatch`` and await it if it returns an awaitable."""
-        try:
-            sent = self.host.dispatch(message)
-        except Exception as exc:
-            _log.warning("host dispatch of %r raised", cap.name, exc_info=True)
-            raise _Sent(1, AgentHostError(capability=cap.name, dispatched=None)) from exc
-        if sent is None or not inspect.isawaitable(sent):
-            return
-        try:
-            await self._race(sent, signal, deadline)
-        except _Abort:
-            raise _Sent(1, AgentCancelledError(capability=cap.name, dispatched=None)) from None
-        except _Deadline:
-            assert cap.completion is not None
-            raise _Sent(
-                1,
-                AgentCompletionTimeoutError(
-                    capability=cap.name, timeout=cap.completion.seconds, dispatched=None
-                ),
-            ) from None
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            _log.warning("host dispatch of %r raised", cap.name, exc_info=True)
-            raise _Sent(1, AgentHostError(capability=cap.name, dispatched=None)) from exc
-
-    async def _send_and_wait(
-        self,
-        cap: Capability,
-        completion: Completion | StateCompletion,
-        message: Message,
-        decoded: Any,
-        inv: Invocation,
-    ) -> DispatchResult:
-        loop = asyncio.get_running_loop()
-        is_state = isinstance(completion, StateCompletion)
-        waiter = Waiter(completion, decoded if is_state else message, inv)
-        hub: MessageHub | StateHub
-        if is_state:
-            hub = self._state_hub
-            self._ensure_subscribed()
-        else:
-            hub = self._message_hub
-            self._ensure_observing()
-        hub.add(waiter)
-        try:
-            deadline = loop.time() + completion.seconds
-            await self._send(cap, message, inv.signal, deadline)
-            if is_state and not waiter.future.done():
-                self._state_hub.check(waiter, self.host.model())
-            try:
-                status, result = await self._race(waiter.future, inv.signal, deadline)
-            except _Abort:
-                raise _Sent(2, AgentCancelledError(capability=cap.name, dispatched=True)) from None
-            except _Deadline:
-                raise _Sent(
-                    2, AgentCompletionTimeoutError(capability=cap.name, timeout=completion.seconds)
-                ) from None
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                _log.warning("completion check of %r raised", cap.name, exc_info=True)
-                raise _Sent(2, AgentHostError(capability=cap.name, dispatched=True)) from exc
-            return DispatchResult(
-                cap.name, cap.tag, message, inv, CompletionOutcome(status, result)
-            )
-        finally:
-            hub.remove(waiter)
-
-    def _ensure_observing(self) -> None:
+    def message_hub(self) -> MessageHub:
+        """The hub of Message completions, observing the host from its first use."""
         if self._observing is None:
             observe = host_observe(self.host)
             assert observe is not None  # checked at bind
             self._observing = observe(self._message_hub.on_message)
+        return self._message_hub
 
-    def _ensure_subscribed(self) -> None:
+    def state_hub(self) -> StateHub:
+        """The hub of state completions, subscribed to the host from its first use."""
         if self._subscribed is None:
             subscribe = host_subscribe(self.host)
             assert subscribe is not None  # checked at bind
             self._subscribed = subscribe(self._state_hub.on_model)
-
-    @staticmethod
-    async def _race(
-        aw: Awaitable[Any], signal: asyncio.Event | None, deadline: float | None
-    ) -> Any:
-        """Await ``aw`` unless ``signal`` is set (raise _Abort) or ``deadline`` passes (_Deadline).
-
-        A coroutine that loses the race is cancelled; a plain future is left alone.
-        """
-        if signal is None and deadline is None:
-            return await aw
-        loop = asyncio.get_running_loop()
-        owned = inspect.iscoroutine(aw)
-        fut: asyncio.Future[Any] = asyncio.ensure_future(aw)
-        waits: set[asyncio.Future[Any]] = {fut}
-        sig_task: asyncio.Task[Any] | None = None
-        if signal is not None:
-            if signal.is_set():
-                if owned:
-                    fut.cancel()
-                raise _Abort
-            sig_task = loop.create_task(signal.wait())
-            waits.add(sig_task)
-        timeout = None if deadline is None else max(0.0, deadline - loop.time())
-        try:
-            done, _ = await asyncio.wait(
-                waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        except asyncio.CancelledError:
-            if owned:
-                fut.cancel()
-            raise
-        finally:
-            if sig_task is not None:
-                sig_task.cancel()
-        if fut in done:
-            return fut.result()
-        if owned:
-            fut.cancel()
-        if sig_task is not None and sig_task in done:
-            raise _Abort
-        raise _Deadline
-
-
-class _Sent(Exception):
-    """Carries an AgentError raised after the host was called, with how far delivery got."""
-
-    def __init__(self, stage: int, error: AgentError) -> None:
-        super().__init__(error.message)
-        self.stage = stage
-        self.error = error
-
-
-def _holds(cap: Capability, model: Any) -> bool:
-    assert cap.available is not None
-    try:
-        return bool(cap.available(model))
-    except Exception:
-        _log.warning(
-            "available predicate of %r raised; treating it as unavailable", cap.name, exc_info=True
-        )
-        return False
+        return self._state_hub
 
 
 def _same_opt(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:

@@ -13,7 +13,10 @@ from typing import Any, Literal
 from ..errors import AgentCancelledError, AgentCompletionTimeoutError, AgentError, AgentHostError
 from .results import DispatchResult
 
-__all__ = ["Outcome", "OutcomeKind", "summarize"]
+__all__ = ["DEFECT", "Outcome", "OutcomeKind", "summarize"]
+
+DEFECT = "defect"
+"""The audit ``outcome`` of an invocation that failed with an unexpected (non-agent) error."""
 
 OutcomeKind = Literal["dispatched", "completed", "failed", "refused", "unknown", "defect"]
 

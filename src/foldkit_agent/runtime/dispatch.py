@@ -1,0 +1,425 @@
+"""One invocation's way through the five dispatch steps, each a named method.
+
+:class:`Dispatch` carries what one invocation has learned so far (the Model snapshot, the
+decoded input, the principal, the Message) and whether the host has been called. The steps,
+in the order :meth:`Dispatch.run` takes them (DESIGN §4.3):
+
+1. :meth:`~Dispatch.resolve` - the capability exists and the invocation is not already aborted
+   (neither reads the Model);
+2. :meth:`~Dispatch.check_available` - read the one Model snapshot, then ``available(model)``;
+3. :meth:`~Dispatch.decode` - strict decoding of the wire input;
+4. :meth:`~Dispatch.authorize` - resolve the principal (only where it is needed) and run
+   ``authorize``; a principal provider that fails refuses here, and only here;
+5. :meth:`~Dispatch.construct` the Message (``to_message`` sees the same snapshot), then
+   :meth:`~Dispatch.send` it to the host and wait for its completion contract, if any.
+
+"Delivery unknown" is tracked on :attr:`Dispatch.host_called`, set the moment before
+``host.dispatch`` is called: a failure before that is a refusal (nothing was sent), a failure
+after it leaves the outcome unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..app.message import Message
+from ..contract.calls import AuthorizationRequest, Deny, Invocation, InvocationContext
+from ..contract.completion import Completion, StateCompletion
+from ..contract.declare import Capability
+from ..errors import (
+    AgentAuthorizationError,
+    AgentCancelledError,
+    AgentCapabilityUnavailableError,
+    AgentCompletionTimeoutError,
+    AgentContractError,
+    AgentHostError,
+    AgentInvalidInputError,
+    AgentUnknownCapabilityError,
+    InputIssue,
+    InputRejected,
+)
+from .results import CompletionOutcome, DispatchResult
+from .waiting import Waiter
+
+if TYPE_CHECKING:
+    from .bound import AgentRuntime
+
+__all__ = ["Dispatch", "holds", "race"]
+
+_log = logging.getLogger("foldkit_agent.runtime")
+
+_UNSET: Any = object()
+
+
+class Abort(Exception):
+    """The invocation's signal was set while something was awaited."""
+
+
+class Deadline(Exception):
+    """The completion deadline passed while something was awaited."""
+
+
+class Dispatch:
+    """One invocation of one capability, step by step.
+
+    Attributes:
+        cap: the resolved capability (``None`` for an unknown name).
+        name: the capability name, or the name asked for when it resolved to nothing.
+        payload: the wire input, as received.
+        invocation: the :class:`Invocation` it runs under.
+        model: the Model snapshot, once :meth:`check_available` has read it.
+        principal: the caller, once resolved (``None`` before, or when nobody authenticated).
+        host_called: ``True`` from the moment ``host.dispatch`` is called: from then on a
+            failure leaves delivery unknown.
+    """
+
+    __slots__ = (
+        "_principal",
+        "_rt",
+        "cap",
+        "host_called",
+        "invocation",
+        "model",
+        "name",
+        "payload",
+    )
+
+    def __init__(
+        self,
+        rt: AgentRuntime[Any, Any],
+        cap: Capability | None,
+        requested: str,
+        payload: Any,
+        invocation: Invocation,
+    ) -> None:
+        self._rt = rt
+        self.cap = cap
+        self.name = cap.name if cap is not None else requested
+        self.payload = payload
+        self.invocation = invocation
+        self.model: Any = None
+        self._principal: Any = _UNSET
+        self.host_called = False
+
+    @property
+    def principal(self) -> Any:
+        """The caller as the principal provider derived it; ``None`` until it has run."""
+        return None if self._principal is _UNSET else self._principal
+
+    async def run(self) -> DispatchResult:
+        """The five steps in order. Raises the refusal of the first step that refuses."""
+        cap = self.resolve()
+        self.check_available(cap)
+        decoded = self.decode(cap)
+        await self.authorize(cap, decoded)
+        message = self.construct(cap, decoded)
+        return await self.send(cap, message, decoded)
+
+    # -- 1. resolve -------------------------------------------------------------------------
+
+    def resolve(self) -> Capability:
+        """The capability, unless the name resolved to nothing or the call is already aborted.
+
+        Raises:
+            AgentUnknownCapabilityError, AgentCancelledError: the Model is never read.
+        """
+        if self.cap is None:
+            raise AgentUnknownCapabilityError(capability=self.name)
+        self._refuse_if_aborted()
+        return self.cap
+
+    # -- 2. available -----------------------------------------------------------------------
+
+    def check_available(self, cap: Capability) -> None:
+        """Read the invocation's one Model snapshot and check ``available`` against it.
+
+        ``host.model()`` is called here and nowhere else in the invocation.
+
+        Raises:
+            AgentCapabilityUnavailableError: the predicate is false (or raised).
+        """
+        self.model = self._rt.host.model()
+        if cap.available is not None and not holds(cap, self.model):
+            raise AgentCapabilityUnavailableError(capability=cap.name)
+
+    # -- 3. decode --------------------------------------------------------------------------
+
+    def decode(self, cap: Capability) -> Any:
+        """The strictly decoded input (the Message itself for a variant without ``input``).
+
+        Raises:
+            AgentInvalidInputError: the payload does not match the advertised schema.
+        """
+        return cap.decoder.decode(cap.name, self.payload)
+
+    # -- 4. authorize -----------------------------------------------------------------------
+
+    async def authorize(self, cap: Capability, decoded: Any) -> None:
+        """Resolve the principal where something reads it, then run ``authorize``.
+
+        The provider runs at most once per invocation, and only for a capability with
+        ``authorize`` or ``to_message`` (``ctx.principal``), or when the audit log records
+        principals. It fails closed only where it decides something: a capability with
+        ``authorize`` is refused when the provider raises; elsewhere the principal is ``None``
+        (and the failure logged). Never before ``available`` and decoding, so an unavailable
+        capability always reports unavailable and invalid input always reports invalid input.
+
+        Raises:
+            AgentAuthorizationError: the provider or the hook failed, or the hook refused.
+            AgentCancelledError: the signal was set while either was awaited.
+        """
+        if self._needs_principal(cap):
+            await self._resolve_principal(cap, fail_closed=cap.authorize is not None)
+        if cap.authorize is not None:
+            await self._run_authorize(cap, decoded)
+        self._refuse_if_aborted()
+
+    def _needs_principal(self, cap: Capability) -> bool:
+        if self._rt.principal_provider is None:
+            return False
+        return cap.authorize is not None or cap.to_message is not None or self._audited_principal()
+
+    def _audited_principal(self) -> bool:
+        audit = self._rt.audit
+        return audit is not None and audit.records_principal
+
+    async def principal_for_record(self) -> None:
+        """After a refusal before step 4: resolve the principal for the audit entry only.
+
+        Runs only when the audit log records principals, the name resolved and the invocation
+        is not aborted; a provider failure records no principal and changes nothing else.
+        """
+        cap = self.cap
+        if (
+            cap is None
+            or self._principal is not _UNSET
+            or self._rt.principal_provider is None
+            or not self._audited_principal()
+        ):
+            return
+        signal = self.invocation.signal
+        if signal is not None and signal.is_set():
+            return
+        try:
+            await self._resolve_principal(cap, fail_closed=False)
+        except AgentCancelledError:
+            self._principal = None
+
+    async def _resolve_principal(self, cap: Capability, *, fail_closed: bool) -> None:
+        provider = self._rt.principal_provider
+        assert provider is not None
+        inv = self.invocation
+        try:
+            who = provider(inv)
+            if inspect.isawaitable(who):
+                who = await race(who, inv.signal, None)
+        except Abort:
+            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+        except Exception as exc:
+            _log.warning("principal provider failed for %r", cap.name, exc_info=True)
+            self._principal = None
+            if fail_closed:
+                raise AgentAuthorizationError(capability=cap.name) from exc
+            return
+        self._principal = who
+
+    async def _run_authorize(self, cap: Capability, decoded: Any) -> None:
+        assert cap.authorize is not None
+        inv = self.invocation
+        request = AuthorizationRequest(
+            self.principal, decoded, self.model, inv.transport, inv, cap.name
+        )
+        try:
+            verdict = cap.authorize(request)
+            if inspect.isawaitable(verdict):
+                verdict = await race(verdict, inv.signal, None)
+        except Abort:
+            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+        except Exception as exc:
+            _log.warning("authorize hook of %r raised", cap.name, exc_info=True)
+            raise AgentAuthorizationError(capability=cap.name) from exc
+        if verdict is True:
+            return
+        if isinstance(verdict, Deny):
+            raise AgentAuthorizationError(capability=cap.name, reason=verdict.reason)
+        if isinstance(verdict, Mapping):
+            verdict_map: Mapping[str, Any] = verdict  # pyright: ignore[reportUnknownVariableType]
+            if verdict_map.get("allowed") is True:
+                return
+            reason = verdict_map.get("reason")
+            raise AgentAuthorizationError(
+                capability=cap.name, reason=reason if isinstance(reason, str) else None
+            )
+        raise AgentAuthorizationError(capability=cap.name)
+
+    # -- 5. construct and send --------------------------------------------------------------
+
+    def construct(self, cap: Capability, decoded: Any) -> Message:
+        """The Message to send: ``decoded`` itself, or what ``to_message`` builds from it.
+
+        Raises:
+            AgentInvalidInputError: ``to_message`` raised :class:`InputRejected`.
+            AgentHostError: ``to_message`` raised anything else (``dispatched=False``).
+            AgentContractError: it built a Message of another tag.
+        """
+        if cap.to_message is None:
+            return decoded
+        try:
+            built = cap.to_message(
+                decoded, InvocationContext(self.model, self.principal, self.invocation)
+            )
+            if isinstance(built, Mapping):
+                built = cap.message.model_validate(built)
+        except InputRejected as rejected:
+            issue: InputIssue = {"path": rejected.path, "problem": rejected.problem}
+            raise AgentInvalidInputError(
+                capability=cap.name, issues=[issue], accepted=cap.accepted
+            ) from rejected
+        except Exception as exc:
+            _log.warning("to_message of %r raised", cap.name, exc_info=True)
+            raise AgentHostError(capability=cap.name, dispatched=False) from exc
+        if type(built) is not cap.message:
+            raise AgentContractError(
+                f"{cap.name!r} must make a {cap.tag!r} Message, but its to_message made another; "
+                "nothing was sent",
+                capability=cap.name,
+            )
+        return built
+
+    async def send(self, cap: Capability, message: Message, decoded: Any) -> DispatchResult:
+        """Hand ``message`` to the host; with a completion contract, wait for its result.
+
+        Raises:
+            AgentHostError: the host raised (delivery unknown).
+            AgentCancelledError: the signal was set after the host was called.
+            AgentCompletionTimeoutError: the completion deadline passed.
+        """
+        completion = cap.completion
+        if completion is None:
+            await self._call_host(cap, message, None)
+            return DispatchResult(cap.name, cap.tag, message, self.invocation, None)
+        return await self._send_and_wait(cap, completion, message, decoded)
+
+    async def _call_host(self, cap: Capability, message: Message, deadline: float | None) -> None:
+        """Call ``host.dispatch`` and await it if it returns an awaitable."""
+        signal = self.invocation.signal
+        self.host_called = True
+        try:
+            sent = self._rt.host.dispatch(message)
+        except Exception as exc:
+            _log.warning("host dispatch of %r raised", cap.name, exc_info=True)
+            raise AgentHostError(capability=cap.name, dispatched=None) from exc
+        if sent is None or not inspect.isawaitable(sent):
+            return
+        try:
+            await race(sent, signal, deadline)
+        except Abort:
+            raise AgentCancelledError(capability=cap.name, dispatched=None) from None
+        except Deadline:
+            assert cap.completion is not None
+            raise AgentCompletionTimeoutError(
+                capability=cap.name, timeout=cap.completion.seconds, dispatched=None
+            ) from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            _log.warning("host dispatch of %r raised", cap.name, exc_info=True)
+            raise AgentHostError(capability=cap.name, dispatched=None) from exc
+
+    async def _send_and_wait(
+        self,
+        cap: Capability,
+        completion: Completion | StateCompletion,
+        message: Message,
+        decoded: Any,
+    ) -> DispatchResult:
+        rt = self._rt
+        loop = asyncio.get_running_loop()
+        inv = self.invocation
+        is_state = isinstance(completion, StateCompletion)
+        waiter = Waiter(completion, decoded if is_state else message, inv)
+        hub = rt.state_hub() if is_state else rt.message_hub()
+        hub.add(waiter)
+        try:
+            deadline = loop.time() + completion.seconds
+            await self._call_host(cap, message, deadline)
+            if is_state and not waiter.future.done():
+                rt.state_hub().check(waiter, rt.host.model())
+            try:
+                status, result = await race(waiter.future, inv.signal, deadline)
+            except Abort:
+                raise AgentCancelledError(capability=cap.name, dispatched=True) from None
+            except Deadline:
+                raise AgentCompletionTimeoutError(
+                    capability=cap.name, timeout=completion.seconds
+                ) from None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                _log.warning("completion check of %r raised", cap.name, exc_info=True)
+                raise AgentHostError(capability=cap.name, dispatched=True) from exc
+            return DispatchResult(
+                cap.name, cap.tag, message, inv, CompletionOutcome(status, result)
+            )
+        finally:
+            hub.remove(waiter)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _refuse_if_aborted(self) -> None:
+        signal = self.invocation.signal
+        if signal is not None and signal.is_set():
+            raise AgentCancelledError(capability=self.name, dispatched=False)
+
+
+def holds(cap: Capability, model: Any) -> bool:
+    """``cap.available(model)``; a predicate that raises counts as false (and is logged)."""
+    assert cap.available is not None
+    try:
+        return bool(cap.available(model))
+    except Exception:
+        _log.warning(
+            "available predicate of %r raised; treating it as unavailable", cap.name, exc_info=True
+        )
+        return False
+
+
+async def race(aw: Awaitable[Any], signal: asyncio.Event | None, deadline: float | None) -> Any:
+    """Await ``aw`` unless ``signal`` is set (raise :class:`Abort`) or ``deadline`` passes
+    (:class:`Deadline`). A coroutine that loses the race is cancelled; a plain future is left
+    alone."""
+    if signal is None and deadline is None:
+        return await aw
+    loop = asyncio.get_running_loop()
+    owned = inspect.iscoroutine(aw)
+    fut: asyncio.Future[Any] = asyncio.ensure_future(aw)
+    waits: set[asyncio.Future[Any]] = {fut}
+    sig_task: asyncio.Task[Any] | None = None
+    if signal is not None:
+        if signal.is_set():
+            if owned:
+                fut.cancel()
+            raise Abort
+        sig_task = loop.create_task(signal.wait())
+        waits.add(sig_task)
+    timeout = None if deadline is None else max(0.0, deadline - loop.time())
+    try:
+        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        if owned:
+            fut.cancel()
+        raise
+    finally:
+        if sig_task is not None:
+            sig_task.cancel()
+    if fut in done:
+        return fut.result()
+    if owned:
+        fut.cancel()
+    if sig_task is not None and sig_task in done:
+        raise Abort
+    raise Deadline
