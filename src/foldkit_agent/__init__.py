@@ -57,12 +57,13 @@ from .errors import (
     InputRejected,
 )
 from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
-from .runtime.outcome import Outcome, OutcomeKind, summarize
+from .runtime.outcome import DEFECT_TEXT, Outcome, OutcomeKind, defect, summarize
 from .runtime.results import CompletionOutcome, DispatchResult
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFECT_TEXT",
     "REDACTED",
     "Action",
     "ActionVariant",
@@ -123,6 +124,7 @@ __all__ = [
     "agent",
     "audit_log",
     "bind",
+    "defect",
     "errors",
     "message_union",
     "new_invocation_id",

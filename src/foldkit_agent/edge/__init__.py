@@ -1,10 +1,40 @@
-"""What every network adapter shares before a request reaches a runtime."""
+"""What every network adapter shares before a request reaches a runtime (DESIGN §9).
+
+* :mod:`.guard` — :class:`EdgeGuard`, the five steps every HTTP route passes: Host, Origin,
+  authentication, content type and length, strict JSON.
+* :mod:`.hosts` — the one Host/Origin policy (:class:`HostPolicy`).
+* :mod:`.tokens` — the one constant-time bearer-token table (:class:`TokenTable`).
+* :mod:`.auth` — step 3 from a Starlette authentication backend.
+* :mod:`.limits` — reading a body within a limit; draining a refused one.
+* :mod:`.wire` — the one strict JSON parser (:func:`loads_strict`) and JSON-RPC shape checks.
+* :mod:`.resolve` — the one way to find the runtime for a request; auditing a refusal.
+"""
 
 from __future__ import annotations
 
+from .auth import backend_step
+from .guard import (
+    BODY_KEY,
+    HOST_REFUSAL,
+    HOST_STATUS,
+    Authenticate,
+    EdgeGuard,
+    Rules,
+    plain_error,
+)
+from .hosts import LOOPBACK_HOSTS, HostPolicy, parse_host, parse_origin
+from .limits import PREAUTH_DRAIN
+from .resolve import (
+    RuntimeUnavailableError,
+    audit_refusal,
+    check_target,
+    resolve_runtime,
+    static_runtime,
+)
+from .tokens import Grant, TokenTable, bearer_token
 from .wire import (
     DEFAULT_MAX_DEPTH,
-    LOOPBACK_HOSTS,
+    DEFAULT_MAX_ITEMS,
     JsonBodyGuard,
     WireError,
     is_json_content_type,
@@ -14,12 +44,33 @@ from .wire import (
 )
 
 __all__ = [
+    "BODY_KEY",
     "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_ITEMS",
+    "HOST_REFUSAL",
+    "HOST_STATUS",
     "LOOPBACK_HOSTS",
+    "PREAUTH_DRAIN",
+    "Authenticate",
+    "EdgeGuard",
+    "Grant",
+    "HostPolicy",
     "JsonBodyGuard",
+    "Rules",
+    "RuntimeUnavailableError",
+    "TokenTable",
     "WireError",
+    "audit_refusal",
+    "backend_step",
+    "bearer_token",
+    "check_target",
     "is_json_content_type",
     "jsonrpc_code",
     "jsonrpc_problem",
     "loads_strict",
+    "parse_host",
+    "parse_origin",
+    "plain_error",
+    "resolve_runtime",
+    "static_runtime",
 ]

@@ -4,9 +4,10 @@ Every HTTP adapter reads request bodies through these before a protocol SDK sees
 hostile body is refused the same way everywhere and never reaches a capability:
 
 * :func:`loads_strict` parses JSON text the strict way: UTF-8 only, no duplicate object keys
-  (parsers disagree on which one wins), no ``NaN``/``Infinity`` literals, no lone UTF-16
-  surrogates (``"\\ud800"`` cannot be stored or re-encoded as UTF-8), and at most
-  :data:`DEFAULT_MAX_DEPTH` levels of nesting.
+  (parsers disagree on which one wins), no ``NaN``/``Infinity`` literals and no number that
+  overflows to infinity (``1e400``), no lone UTF-16 surrogates (``"\\ud800"`` cannot be
+  stored or re-encoded as UTF-8), at most :data:`DEFAULT_MAX_DEPTH` levels of nesting and at
+  most :data:`DEFAULT_MAX_ITEMS` values in one document.
 * :class:`JsonBodyGuard` is ASGI middleware applying it to ``POST`` bodies, with a byte limit
   answered ``413`` and, optionally, a JSON ``Content-Type`` (``415``) and ``Host``/``Origin``
   allow-lists (``421``/``403``, against DNS rebinding and cross-site pages).
@@ -21,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Final, cast
@@ -29,8 +31,11 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .hosts import LOOPBACK_HOSTS
+
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_ITEMS",
     "LOOPBACK_HOSTS",
     "JsonBodyGuard",
     "WireError",
@@ -43,24 +48,30 @@ __all__ = [
 DEFAULT_MAX_DEPTH: Final = 100
 """Deepest nesting (objects and arrays) accepted in a request body."""
 
-LOOPBACK_HOSTS: Final[tuple[str, ...]] = ("127.0.0.1", "localhost", "::1")
-"""Host names that always name this machine."""
+DEFAULT_MAX_ITEMS: Final = 10_000
+"""Most JSON values (objects, arrays, strings, numbers, booleans, nulls; keys not counted)
+accepted in one body. ``{"a": [1, 2]}`` holds four."""
 
 
 class WireError(Exception):
-    """A request body refused before it was understood.
+    """A request refused before it was understood (by the edge guard or the strict parser).
 
     Attributes:
-        status: the HTTP status to answer (400, 413, 415, ...).
-        code: a short machine-readable reason (``"malformed"``, ``"too-large"``, ...).
+        status: the HTTP status to answer (400, 401, 403, 413, 415, 421, ...).
+        code: a short machine-readable reason (``"malformed"``, ``"too-large"``, ``"host"``,
+            ``"origin"``, ``"unauthenticated"``, ...).
         text: one sentence for the calling agent, with no parser internals.
+        headers: extra response headers (``WWW-Authenticate`` on a 401), or ``None``.
     """
 
-    def __init__(self, status: int, code: str, text: str) -> None:
+    def __init__(
+        self, status: int, code: str, text: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(text)
         self.status = status
         self.code = code
         self.text = text
+        self.headers = headers
 
 
 _NOT_JSON = "The body is not valid JSON."
@@ -91,23 +102,45 @@ def _no_constants(name: str) -> Any:
     raise WireError(400, "malformed", f"The body holds {name}, which is not a JSON number.")
 
 
-def _check(value: Any, max_depth: int) -> None:
-    """Depth and string checks, iteratively (a deep value cannot exhaust the stack here)."""
+def _finite(digits: str) -> float:
+    value = float(digits)
+    if math.isinf(value):
+        raise WireError(
+            400,
+            "malformed",
+            "The body holds a number too large to represent (it overflows to infinity).",
+        )
+    return value
+
+
+def _check(value: Any, max_depth: int, max_items: int) -> None:
+    """Depth, count and string checks, iteratively (a deep value cannot exhaust the stack).
+
+    Values are counted as their containers are opened, so an array of a million numbers is
+    refused after one ``len`` rather than after visiting each number.
+    """
     stack: list[tuple[Any, int]] = [(value, 1)]
+    count = 1
     while stack:
         node, depth = stack.pop()
         if isinstance(node, str):
             _utf8(node)
-        elif isinstance(node, dict):
+        elif isinstance(node, dict | list):
             if depth > max_depth:
                 raise _too_deep(max_depth)
-            for key, item in cast(dict[str, Any], node).items():
-                _utf8(key)
-                stack.append((item, depth + 1))
-        elif isinstance(node, list):
-            if depth > max_depth:
-                raise _too_deep(max_depth)
-            stack.extend((item, depth + 1) for item in cast(list[Any], node))
+            count += len(cast(dict[str, Any] | list[Any], node))
+            if count > max_items:
+                raise WireError(
+                    400,
+                    "malformed",
+                    f"The JSON body holds more than {max_items:,} values; send less at once.",
+                )
+            if isinstance(node, dict):
+                for key, item in cast(dict[str, Any], node).items():
+                    _utf8(key)
+                    stack.append((item, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in cast(list[Any], node))
 
 
 def _utf8(text: str) -> None:
@@ -127,20 +160,27 @@ def _too_deep(max_depth: int) -> WireError:
     )
 
 
-def loads_strict(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
-    """Parse one JSON document strictly.
+def loads_strict(
+    data: bytes | str,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_items: int = DEFAULT_MAX_ITEMS,
+) -> Any:
+    """Parse one JSON document strictly: the one parser every route uses.
 
     Args:
         data: the body (UTF-8 bytes) or its text.
         max_depth: deepest nesting of objects and arrays accepted.
+        max_items: most values accepted in the document (see :data:`DEFAULT_MAX_ITEMS`).
 
     Returns:
-        The parsed value (dicts, lists, str, int, float, bool, None).
+        The parsed value (dicts, lists, str, int, float, bool, None); every float is finite.
 
     Raises:
         WireError: status 400 when the body is not UTF-8, not JSON, repeats a key in one
-            object, holds ``NaN``/``Infinity``, a lone surrogate, or nests too deeply. The
-            text never quotes the parser.
+            object, holds ``NaN``/``Infinity`` or a number that overflows to infinity
+            (``1e400``), an integer longer than :data:`MAX_DIGITS` digits, a lone surrogate,
+            nests too deeply or holds too many values. The text never quotes the parser.
 
     Example:
         >>> loads_strict(b'{"a": 1, "a": 2}')
@@ -159,6 +199,7 @@ def loads_strict(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
             text,
             object_pairs_hook=_no_duplicates,
             parse_constant=_no_constants,
+            parse_float=_finite,
             parse_int=_bounded_int,
         )
     except WireError:
@@ -167,7 +208,7 @@ def loads_strict(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         raise _too_deep(max_depth) from None
     except ValueError:
         raise WireError(400, "malformed", _NOT_JSON) from None
-    _check(value, max_depth)
+    _check(value, max_depth, max_items)
     return value
 
 

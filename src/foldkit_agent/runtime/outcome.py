@@ -13,10 +13,14 @@ from typing import Any, Literal
 from ..errors import AgentCancelledError, AgentCompletionTimeoutError, AgentError, AgentHostError
 from .results import DispatchResult
 
-__all__ = ["DEFECT", "Outcome", "OutcomeKind", "summarize"]
+__all__ = ["DEFECT", "DEFECT_TEXT", "Outcome", "OutcomeKind", "defect", "summarize"]
 
 DEFECT = "defect"
 """The audit ``outcome`` of an invocation that failed with an unexpected (non-agent) error."""
+
+DEFECT_TEXT = "The call failed unexpectedly; whether it was applied is unknown."
+"""The one sentence every adapter shows for a defect (an unexpected error): it names no
+exception, library or input, and says that the outcome is unknown."""
 
 OutcomeKind = Literal["dispatched", "completed", "failed", "refused", "unknown", "defect"]
 
@@ -89,12 +93,18 @@ def summarize(result: DispatchResult | BaseException, *, capability: str | None 
         kind: OutcomeKind = "unknown" if unknown else "refused"
         data["status"] = kind
         return Outcome(False, kind, result.capability, result.message, data)
-    name = capability or "this capability"
-    text = f"The call to {name!r} failed unexpectedly; whether it was applied is unknown."
-    return Outcome(
-        False,
-        "defect",
-        capability,
-        text,
-        {"status": "defect", "capability": capability, "message": text},
-    )
+    return defect(capability)
+
+
+def defect(capability: str | None = None) -> Outcome:
+    """The :class:`Outcome` of a defect: :data:`DEFECT_TEXT`, ``kind="defect"``.
+
+    Every adapter answers a defect with it, whatever went wrong (the error is logged, never
+    shown).
+
+    Example:
+        >>> defect("create_todo").data
+        {'status': 'defect', 'capability': 'create_todo', 'message': 'The call failed ...'}
+    """
+    data = {"status": "defect", "capability": capability, "message": DEFECT_TEXT}
+    return Outcome(False, "defect", capability, DEFECT_TEXT, data)

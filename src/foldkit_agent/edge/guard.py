@@ -1,0 +1,363 @@
+"""The request guard every network route passes (DESIGN §9).
+
+:class:`EdgeGuard` is ASGI middleware that every adapter's app sits behind. Each HTTP request
+goes through five steps, in this order, and the first that fails answers it:
+
+====  ==========================  ======  ==========================================================
+step  check                       status  refused when
+====  ==========================  ======  ==========================================================
+1     ``Host``                    421     missing, malformed (userinfo, junk after the address, a
+                                          bad port) or not an accepted name (:mod:`.hosts`); the
+                                          same body on every route: :data:`HOST_REFUSAL`
+2     ``Origin`` /                403     an API route: an ``Origin`` naming a host that is not
+      ``Sec-Fetch-Site``                  accepted, or ``null``, or ``Sec-Fetch-Site: cross-site``
+                                          without one; a page route: not the page's own origin
+                                          (or an allowed one), or a browser's ``Sec-Fetch-Site``
+                                          other than ``same-origin``/``none``
+3     authentication              401     the adapter's step (bearer token from the one
+                                  (403)   :class:`~.tokens.TokenTable`, or the page's session and
+                                          CSRF token) refused it
+4     content type and length     415     a body that is not ``application/json`` (or
+                                  413     ``+json``); a ``Content-Length`` over the limit (before
+                                  400     reading), or a body that grows past it as it streams;
+                                          a ``Content-Length`` that is not a number
+5     strict JSON                 400     :func:`~.wire.loads_strict` refuses it, or (JSON-RPC
+                                          routes) it is not one JSON-RPC 2.0 message
+====  ==========================  ======  ==========================================================
+
+Until step 3 has passed no byte of the body is read (O(1) work for an anonymous caller); a
+refused request is drained only as :mod:`.limits` says, so the answer reaches a client that
+writes its whole body before reading. A refused request never reaches the application behind
+the guard: it is answered here, in the route's own error shape (the adapter's ``render``),
+and reported to ``on_refusal`` (which audits it when the request named a capability).
+
+A request that passes reaches the application with its body replayed unchanged; the parsed
+value is left in ``scope[BODY_KEY]`` so the application need not parse it again.
+
+Example::
+
+    app = EdgeGuard(
+        inner,
+        hosts=HostPolicy(),
+        classify=lambda scope: Rules(jsonrpc=True),
+        authenticate=bearer(table),
+        render=render_jsonrpc,
+        max_body=1 << 20,
+    )
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .hosts import Authority, HostPolicy, parse_host, parse_origin
+from .limits import BODY_METHODS, PREAUTH_DRAIN, Body, declared_length, drain, read_capped
+from .wire import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_ITEMS,
+    WireError,
+    is_json_content_type,
+    jsonrpc_problem,
+    loads_strict,
+)
+
+__all__ = [
+    "BODY_KEY",
+    "HOST_REFUSAL",
+    "HOST_STATUS",
+    "Authenticate",
+    "Classify",
+    "EdgeGuard",
+    "OnRefusal",
+    "OriginRule",
+    "Render",
+    "Rules",
+    "plain_error",
+]
+
+_log = logging.getLogger("foldkit_agent.edge")
+
+BODY_KEY: Final = "foldkit_agent.edge.body"
+"""``scope[BODY_KEY]``: the strictly parsed body of a request that passed the guard (absent
+for a request without one)."""
+
+HOST_STATUS: Final = 421
+"""The status of a refused ``Host`` on every route (421 Misdirected Request, RFC 9110 §15.5.20:
+this server does not answer for that authority)."""
+
+HOST_TEXT: Final = "This server does not answer for that host name."
+
+HOST_REFUSAL: Final[dict[str, Any]] = {
+    "error": {"code": HOST_STATUS, "status": "misdirected", "message": HOST_TEXT}
+}
+"""The body of a refused ``Host``, the same on every route."""
+
+OriginRule = Literal["api", "page", "none"]
+"""How step 2 judges ``Origin``: ``"api"`` (any accepted host, any port), ``"page"`` (the
+page's own origin or an allowed one) or ``"none"`` (not checked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What the guard asks of one request; the adapter's ``classify`` picks them per route.
+
+    Attributes:
+        origin: how step 2 judges the request (:data:`OriginRule`).
+        body: a ``POST``/``PUT``/``PATCH`` carries a JSON body (steps 4 and 5); ``False``
+            leaves the body to the application.
+        jsonrpc: the body must be one JSON-RPC 2.0 message (refusals are JSON-RPC errors).
+        empty_ok: an empty body is accepted (``scope[BODY_KEY]`` is then absent).
+        capability: the capability the request names outside its body (a URL path, an
+            ``Mcp-Name`` header), reported to ``on_refusal`` for the audit.
+    """
+
+    origin: OriginRule = "api"
+    body: bool = True
+    jsonrpc: bool = False
+    empty_ok: bool = False
+    capability: str | None = None
+
+
+Classify = Callable[[Scope], Rules]
+"""``(scope) -> Rules`` for one request."""
+
+Authenticate = Callable[[Scope, Rules], Awaitable[WireError | None]]
+"""Step 3: ``None`` to let the request on (having recorded who it is in ``scope``), or the
+refusal. It may read headers and cookies, never the body."""
+
+Render = Callable[[Scope, Rules, WireError], Response]
+"""The answer to a refusal in the route's own error shape."""
+
+OnRefusal = Callable[[Scope, Rules, WireError], Awaitable[None]]
+"""Called once for every refused request, before it is answered (to audit it)."""
+
+_NOT_JSON_TYPE = "Send a JSON body (Content-Type: application/json)."
+_NOT_A_NUMBER = "The Content-Length is not a number."
+_EMPTY = "The body is empty."
+
+
+def plain_error(_scope: Scope, _rules: Rules, err: WireError) -> Response:
+    """``{"error": {"code", "status", "message"}}`` with the refusal's status (and headers)."""
+    body = {"error": {"code": err.status, "status": err.code, "message": err.text}}
+    return JSONResponse(body, status_code=err.status, headers=err.headers)
+
+
+def _own_authority(scope: Scope, headers: Headers) -> tuple[str, Authority] | None:
+    scheme = str(scope.get("scheme", "http"))
+    host = parse_host(headers.get("host"))
+    if host is None or scheme not in ("http", "https"):
+        return None
+    return scheme, Authority(host.host, host.port or (443 if scheme == "https" else 80))
+
+
+class EdgeGuard:
+    """ASGI middleware running the five steps of the module docs before ``app``.
+
+    Args:
+        app: the adapter's application.
+        hosts: the :class:`~.hosts.HostPolicy` (steps 1 and 2).
+        classify: ``(scope) -> Rules``, or one :class:`Rules` for every route.
+        render: the answer to a refusal in the route's shape (default :func:`plain_error`).
+        authenticate: step 3, or ``None`` when the routes take anonymous callers.
+        on_refusal: told of every refusal after step 1 (exceptions are logged, not raised).
+        allowed_origins: origins (``"https://app.example"``) accepted on ``"page"`` routes
+            besides the page's own.
+        max_body: largest body accepted, in bytes.
+        max_depth, max_items: as :func:`~.wire.loads_strict`.
+
+    Raises:
+        ValueError: ``max_body`` below 2 bytes, or a malformed ``allowed_origins`` entry.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        hosts: HostPolicy,
+        classify: Classify | Rules,
+        max_body: int,
+        render: Render = plain_error,
+        authenticate: Authenticate | None = None,
+        on_refusal: OnRefusal | None = None,
+        allowed_origins: Iterable[str] = (),
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_items: int = DEFAULT_MAX_ITEMS,
+    ) -> None:
+        if max_body < 2:
+            raise ValueError("max_body must be at least 2 bytes")
+        self.app = app
+        self.hosts = hosts
+        self.classify: Classify = _always(classify) if isinstance(classify, Rules) else classify
+        self.render = render
+        self.authenticate = authenticate
+        self.on_refusal = on_refusal
+        origins: set[tuple[str, Authority]] = set()
+        for entry in allowed_origins:
+            parsed = parse_origin(entry.rstrip("/"))
+            if parsed is None:
+                raise ValueError(f"allowed_origins takes scheme://host[:port], got {entry!r}")
+            origins.add(parsed)
+        self.allowed_origins = frozenset(origins)
+        self.max_body = max_body
+        self.max_depth = max_depth
+        self.max_items = max_items
+
+    # -- the steps ------------------------------------------------------------------------------
+
+    def _origin(self, scope: Scope, headers: Headers, rules: Rules) -> WireError | None:
+        if rules.origin == "none":
+            return None
+        origin = headers.get("origin")
+        site = (headers.get("sec-fetch-site") or "").strip().lower()
+        if rules.origin == "api" and origin is not None:
+            ok = self.hosts.allows_origin(origin)
+        elif rules.origin == "api":
+            ok = site != "cross-site"
+        elif origin is not None:
+            parsed = parse_origin(origin.rstrip("/"))
+            ok = parsed is not None and (
+                parsed == _own_authority(scope, headers) or parsed in self.allowed_origins
+            )
+        else:
+            ok = site in ("", "same-origin", "none")
+        if ok:
+            return None
+        return WireError(403, "origin", "Calls from that origin are not accepted.")
+
+    def _too_large(self) -> WireError:
+        return WireError(
+            413, "too-large", f"The body is larger than the {self.max_body:,}-byte limit."
+        )
+
+    def _declared(self, headers: Headers) -> WireError | None:
+        if not is_json_content_type(headers.get("content-type")):
+            return WireError(415, "content-type", _NOT_JSON_TYPE)
+        try:
+            size = declared_length(headers)
+        except ValueError:
+            return WireError(400, "malformed", _NOT_A_NUMBER)
+        if size is not None and size > self.max_body:
+            return self._too_large()
+        return None
+
+    def _parse(self, data: bytes, rules: Rules) -> Any:
+        if not data.strip():
+            if rules.empty_ok:
+                return None
+            raise WireError(400, "malformed", _EMPTY)
+        value = loads_strict(data, max_depth=self.max_depth, max_items=self.max_items)
+        if rules.jsonrpc:
+            problem = jsonrpc_problem(value)
+            if problem is not None:
+                raise problem
+        return value
+
+    # -- answering ------------------------------------------------------------------------------
+
+    async def _refuse(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        rules: Rules,
+        err: WireError,
+        body: Body,
+        budget: int,
+    ) -> None:
+        if self.on_refusal is not None:
+            try:
+                await self.on_refusal(scope, rules, err)
+            except Exception:
+                _log.warning("recording a refused request failed", exc_info=True)
+        if err.code == "host":
+            response: Response = JSONResponse(HOST_REFUSAL, status_code=HOST_STATUS)
+        else:
+            response = self.render(scope, rules, err)
+        reusable = scope.get("method") not in BODY_METHODS or await drain(
+            receive, Headers(scope=scope), body, budget
+        )
+        if not reusable:
+            response.headers["connection"] = "close"
+        await response(scope, receive, send)
+
+    async def _check(self, scope: Scope, receive: Receive, body: Body) -> tuple[Rules, Any]:
+        """Run the five steps; the request's rules and its parsed body (``None``: none)."""
+        headers = Headers(scope=scope)
+        rules = self.classify(scope)
+        if not self.hosts.allows(headers.get("host")):
+            raise _Refused(rules, WireError(HOST_STATUS, "host", HOST_TEXT), PREAUTH_DRAIN)
+        refused = self._origin(scope, headers, rules)
+        if refused is None and self.authenticate is not None:
+            refused = await self.authenticate(scope, rules)
+        if refused is not None:
+            raise _Refused(rules, refused, PREAUTH_DRAIN)
+        if not rules.body or scope.get("method") not in BODY_METHODS:
+            return rules, None
+        refused = self._declared(headers)
+        if refused is None and not await read_capped(receive, self.max_body, body):
+            refused = self._too_large()
+        if refused is not None:
+            raise _Refused(rules, refused, 2 * self.max_body)
+        if body.trailing is not None:
+            return rules, None
+        try:
+            return rules, self._parse(bytes(body.data), rules)
+        except WireError as err:
+            raise _Refused(rules, err, 2 * self.max_body) from None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body = Body()
+        try:
+            rules, value = await self._check(scope, receive, body)
+        except _Refused as refused:
+            await self._refuse(
+                scope, receive, send, refused.rules, refused.err, body, refused.budget
+            )
+            return
+        if not rules.body or scope.get("method") not in BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        if body.trailing is not None:
+            return  # the client went away before its body ended: nobody to answer
+        if value is not None:
+            scope[BODY_KEY] = value
+        await self.app(scope, _replay(body, receive), send)
+
+
+class _Refused(Exception):
+    def __init__(self, rules: Rules, err: WireError, budget: int) -> None:
+        super().__init__(err.text)
+        self.rules = rules
+        self.err = err
+        self.budget = budget
+
+
+def _always(rules: Rules) -> Classify:
+    def classify(_scope: Scope) -> Rules:
+        return rules
+
+    return classify
+
+
+def _replay(body: Body, receive: Receive) -> Receive:
+    queue: deque[Message] = deque(
+        [{"type": "http.request", "body": bytes(body.data), "more_body": False}]
+    )
+
+    async def replayed() -> Message:
+        if queue:
+            return queue.popleft()
+        return await receive()
+
+    return replayed

@@ -1,0 +1,139 @@
+"""Finding the runtime that serves a request, and auditing a request the edge refused.
+
+Every adapter serves a *target*: one bound :class:`~foldkit_agent.runtime.AgentRuntime`, or
+``resolve(ctx)`` returning the runtime for the request (sync or async), where ``ctx`` is what
+the adapter's protocol knows of the request (MCP's ``ServerRequestContext``, A2A's
+``ServerCallContext``, the surface's Starlette ``Request``). :func:`resolve_runtime` is the one
+way to turn a target into a runtime; :func:`check_target` the one way to vet a target when an
+adapter is built.
+
+Example:
+    >>> rt = await resolve_runtime(target, request)
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from ..contract.calls import new_invocation_id
+from ..errors import AgentAuthorizationError, AgentInvalidInputError
+from ..runtime.bound import AgentRuntime
+from .wire import WireError
+
+__all__ = [
+    "RuntimeUnavailableError",
+    "Target",
+    "audit_refusal",
+    "check_target",
+    "resolve_runtime",
+    "static_runtime",
+]
+
+_log = logging.getLogger("foldkit_agent.edge")
+
+C = TypeVar("C")
+
+Target = AgentRuntime[Any, Any] | Callable[[C], Any]
+"""An :class:`AgentRuntime`, or ``resolve(ctx) -> AgentRuntime | Awaitable[AgentRuntime]``."""
+
+UNAVAILABLE_TEXT = "The application for this caller is not available right now."
+
+
+class RuntimeUnavailableError(Exception):
+    """``resolve(ctx)`` raised or returned something other than an :class:`AgentRuntime`.
+
+    The cause (``__cause__``) has been logged; the text is safe to show a caller.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(UNAVAILABLE_TEXT)
+
+
+def check_target(target: object, adapter: str) -> None:
+    """Raise ``TypeError`` unless ``target`` is a runtime or a callable ``resolve(ctx)``.
+
+    Example:
+        >>> check_target(42, "a2a_app")
+        Traceback (most recent call last):
+        TypeError: a2a_app takes an AgentRuntime or a resolve(ctx) callable, not int
+    """
+    if not isinstance(target, AgentRuntime) and not callable(target):
+        raise TypeError(
+            f"{adapter} takes an AgentRuntime or a resolve(ctx) callable, "
+            f"not {type(target).__name__}"
+        )
+
+
+def static_runtime(target: object) -> AgentRuntime[Any, Any] | None:
+    """The runtime itself when ``target`` is one, else ``None`` (it is resolved per request)."""
+    return cast("AgentRuntime[Any, Any]", target) if isinstance(target, AgentRuntime) else None
+
+
+async def resolve_runtime(
+    target: Any, ctx: Any, *, passthrough: tuple[type[BaseException], ...] = ()
+) -> AgentRuntime[Any, Any]:
+    """The runtime serving the request ``ctx``.
+
+    Args:
+        target: a runtime (returned as it is) or ``resolve(ctx)`` (sync or async).
+        ctx: the adapter's view of the request, handed to ``resolve``.
+        passthrough: exception types ``resolve`` may raise to answer the caller itself (MCP's
+            ``MCPError``, say); they propagate unchanged.
+
+    Raises:
+        RuntimeUnavailableError: ``resolve`` raised anything else, or returned something that
+            is not an :class:`AgentRuntime` (logged as a warning).
+    """
+    if isinstance(target, AgentRuntime):
+        return cast("AgentRuntime[Any, Any]", target)
+    try:
+        got: Any = target(ctx)
+        if inspect.isawaitable(got):
+            got = await got
+    except passthrough:
+        raise
+    except Exception as exc:
+        _log.warning("resolve(ctx) raised", exc_info=True)
+        raise RuntimeUnavailableError from exc
+    if not isinstance(got, AgentRuntime):
+        _log.warning("resolve(ctx) returned %s, not an AgentRuntime", type(got).__name__)
+        raise RuntimeUnavailableError
+    return cast("AgentRuntime[Any, Any]", got)
+
+
+_INPUT_CODES = frozenset(
+    {"content-type", "too-large", "malformed", "invalid-request", "invalid-params"}
+)
+
+
+def audit_refusal(
+    runtime: AgentRuntime[Any, Any], *, capability: str, transport: str, err: WireError
+) -> None:
+    """Write the audit entry of a request the edge refused although it named ``capability``.
+
+    Decision ``"refused"``, no principal (none was established) and no input (none was
+    accepted). The outcome is :class:`~foldkit_agent.errors.AgentInvalidInputError`'s tag for
+    a body refused at steps 4 and 5 (type, size, strict JSON), else
+    :class:`~foldkit_agent.errors.AgentAuthorizationError`'s (host, origin, credentials).
+    Does nothing when the runtime keeps no audit log.
+    """
+    audit = runtime.audit
+    if audit is None:
+        return
+    cap = runtime.definition.by_name.get(capability)
+    outcome = (
+        AgentInvalidInputError.tag if err.code in _INPUT_CODES else AgentAuthorizationError.tag
+    )
+    audit.note(
+        invocation_id=new_invocation_id(),
+        transport=transport,
+        capability=capability[:200],
+        tag=cap.tag if cap is not None else None,
+        principal=None,
+        decision="refused",
+        outcome=outcome,
+        input=None,
+    )
