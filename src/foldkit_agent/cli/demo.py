@@ -39,7 +39,7 @@ DEMO_TOKENS: dict[str, tuple[str, list[str]]] = {
 def _verifier() -> Any:
     from mcp.server.auth.provider import AccessToken
 
-    from ..adapters.mcp.server import StaticTokenVerifier
+    from ..adapters.mcp import StaticTokenVerifier
 
     return StaticTokenVerifier(
         {
@@ -85,8 +85,8 @@ async def _serving(port: int) -> AsyncGenerator[tuple[str, Any]]:
     from examples.todo import run_todo  # pyright: ignore[reportMissingImports]
     from examples.todo_web import build_app  # pyright: ignore[reportMissingImports]
 
-    from ..adapters.a2a.app import BearerTokenBackend, a2a_app
-    from ..adapters.mcp.server import http_app
+    from ..adapters.a2a import BearerTokenBackend, a2a_app
+    from ..adapters.mcp import http_app
     from .serve import bind_socket, combine, run_http
 
     sock = bind_socket("127.0.0.1", port)

@@ -89,7 +89,7 @@ def mcp_config_command(
     ] = None,
 ) -> None:
     """Print the mcp.config.json that makes an Agent Native app use our MCP server."""
-    from ..adapters.native.actions import mcp_config
+    from ..adapters.native import mcp_config
 
     definition = definition_or_fail(target)
     server = name if name is not None else default_server_name(target)
@@ -129,7 +129,7 @@ def actions(
     ],
 ) -> None:
     """Generate one actions/<name>.ts per capability (deterministic, marked as generated)."""
-    from ..adapters.native.actions import NativeGenerationError, write_actions
+    from ..adapters.native import NativeGenerationError, write_actions
 
     definition = definition_or_fail(target)
     try:

@@ -180,13 +180,13 @@ def http_parts(
     """
     parts: list[HttpPart] = []
     if mcp:
-        from ..adapters.mcp.server import http_app
+        from ..adapters.mcp import http_app
 
         verifier = None
         if tokens:
             from mcp.server.auth.provider import AccessToken
 
-            from ..adapters.mcp.server import StaticTokenVerifier
+            from ..adapters.mcp import StaticTokenVerifier
 
             verifier = StaticTokenVerifier(
                 {
@@ -216,7 +216,7 @@ def http_parts(
 
         parts.append(webmcp_part)
     if native_tokens:
-        from ..adapters.native.actions import native_app
+        from ..adapters.native import native_app
 
         def native_part(rt: AgentRuntime[Any, Any]) -> Starlette:
             hosts = None if allowed_hosts is None else [*LOOPBACK_HOSTS, *allowed_hosts]
@@ -228,7 +228,7 @@ def http_parts(
 
         parts.append(native_part)
     if a2a:
-        from ..adapters.a2a.app import BearerTokenBackend, a2a_app
+        from ..adapters.a2a import BearerTokenBackend, a2a_app
 
         backend = BearerTokenBackend(tokens, required=True) if tokens else None
 
@@ -375,7 +375,7 @@ def serve(
     async def main() -> None:
         async with open_runtime(loaded, target) as rt:
             if mcp == "stdio":
-                from ..adapters.mcp.server import serve_stdio
+                from ..adapters.mcp import serve_stdio
 
                 await serve_stdio(rt, name=server_name, version=__version__)
                 return

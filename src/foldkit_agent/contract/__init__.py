@@ -41,6 +41,7 @@ from .names import (
     default_name,
     is_valid_name,
 )
+from .numbers import integers_from_doubles
 from .schema import (
     InputDecoder,
     RecursiveSchemaError,
@@ -75,6 +76,7 @@ __all__ = [
     "default_name",
     "expose",
     "expose_subset",
+    "integers_from_doubles",
     "is_valid_name",
     "json_schema",
     "make",

@@ -37,7 +37,6 @@ from foldkit_agent.adapters.a2a import (
     JSONRPC_PATH,
     REST_PREFIX,
     a2a_app,
-    integers_from_doubles,
 )
 from tests.support.a2a_lab import BearerBackend, LabWaitAgent, lab_runtime, skill_request
 
@@ -438,52 +437,6 @@ async def test_a_resolver_that_raises_is_a_generic_failure() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # numbers
-
-
-def test_integers_from_doubles_walks_the_schema_only() -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "n": {"type": "integer"},
-            "x": {"type": "number"},
-            "opt": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-            "either": {"anyOf": [{"type": "integer"}, {"type": "number"}]},
-            "xs": {"type": "array", "items": {"type": "integer"}},
-            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
-            "m": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "s": {"type": "string"},
-        },
-        "additionalProperties": False,
-    }
-    value = {
-        "n": 2.0,
-        "x": 2.0,
-        "opt": 3.0,
-        "either": 4.0,
-        "xs": [1.0, 2.5],
-        "pair": [7.0, "a"],
-        "m": {"a": 1.0},
-        "s": "2.0",
-        "extra": 1.0,
-    }
-    out = integers_from_doubles(value, schema)
-    assert out == {
-        "n": 2,
-        "x": 2.0,
-        "opt": 3,
-        "either": 4.0,
-        "xs": [1, 2.5],
-        "pair": [7, "a"],
-        "m": {"a": 1},
-        "s": "2.0",
-        "extra": 1.0,
-    }
-    assert type(out["n"]) is int
-    assert type(out["x"]) is float
-    assert type(out["either"]) is float
-    assert type(out["extra"]) is float
-    assert integers_from_doubles(float("inf"), {"type": "integer"}) == float("inf")
-    assert integers_from_doubles(True, {"type": "integer"}) is True
 
 
 async def test_integers_arrive_as_doubles_and_are_restored_where_the_schema_says_integer() -> None:

@@ -1,22 +1,17 @@
-"""The A2A adapter (the official ``a2a-sdk``): see :mod:`.app`."""
+"""The A2A adapter (the official ``a2a-sdk``): see :mod:`.app`.
+
+Modules: :mod:`.card` (the Agent Card, skills and the skill extension), :mod:`.executor` (one
+capability per task), :mod:`.errors` (error answers in our words), :mod:`.auth` (bearer
+tokens and the caller), :mod:`.app` (:func:`a2a_app`, assembling them).
+"""
 
 from __future__ import annotations
 
-from .app import (
-    CARD_PATH,
-    DEFAULT_MAX_BODY,
-    EXTENSION_URI,
-    JSONRPC_PATH,
-    REST_PREFIX,
-    A2ACaller,
-    BearerTokenBackend,
-    CapabilityExecutor,
-    CredentialsRequiredError,
-    RuntimeTarget,
-    a2a_app,
-    build_agent_card,
-    integers_from_doubles,
-)
+from ...contract.numbers import integers_from_doubles
+from .app import DEFAULT_MAX_BODY, RuntimeTarget, a2a_app
+from .auth import A2ACaller, BearerTokenBackend, CredentialsRequiredError
+from .card import CARD_PATH, EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, build_agent_card
+from .executor import CapabilityExecutor
 
 __all__ = [
     "CARD_PATH",

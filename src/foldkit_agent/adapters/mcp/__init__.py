@@ -1,22 +1,23 @@
-"""The MCP adapter (the official ``mcp`` SDK): see :mod:`.server`."""
+"""The MCP adapter (the official ``mcp`` SDK): see :mod:`.server`.
+
+Modules: :mod:`.server` (:func:`mcp_server` and its handlers), :mod:`.shapes` (URIs, the
+output schema, tools), :mod:`.feed` (change feeds for both protocol eras), :mod:`.stdio`
+(:func:`serve_stdio`), :mod:`.http` (:func:`http_app`, :class:`StaticTokenVerifier`).
+"""
 
 from __future__ import annotations
 
+from .http import DEFAULT_MAX_BODY, StaticTokenVerifier, http_app
 from .server import (
-    CONTEXT_URI,
-    DEFAULT_MAX_BODY,
-    OUTPUT_SCHEMA,
-    RESOURCE_URI_PREFIX,
     FoldkitMCPServer,
     PrincipalOf,
     Resolve,
-    StaticTokenVerifier,
     Target,
     default_principal_of,
-    http_app,
     mcp_server,
-    serve_stdio,
 )
+from .shapes import CONTEXT_URI, OUTPUT_SCHEMA, RESOURCE_URI_PREFIX
+from .stdio import serve_stdio
 
 __all__ = [
     "CONTEXT_URI",

@@ -36,109 +36,47 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import io
 import json
 import logging
-import os
-from collections import deque
 from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
     Awaitable,
     Callable,
-    Generator,
-    Iterable,
-    Mapping,
 )
-from contextlib import asynccontextmanager, contextmanager, suppress
-from typing import Any, BinaryIO, Final, cast
+from typing import Any, Final, cast
 
 import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken, TokenVerifier
-from mcp.server.auth.settings import AuthSettings
+from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import (
-    ListenHandler,
-    ResourceUpdated,
-    ServerEvent,
-    ToolsListChanged,
-)
-from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.applications import Starlette
 
 from ...contract.calls import Invocation
-from ...contract.declare import Capability
-from ...edge.wire import (
-    LOOPBACK_HOSTS,
-    JsonBodyGuard,
-    WireError,
-    jsonrpc_code,
-    jsonrpc_problem,
-    loads_strict,
-)
 from ...errors import AgentError
-from ...runtime.bound import AgentRuntime, Change
+from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import summarize
 from ...runtime.results import DispatchResult
-
-__all__ = [
-    "CONTEXT_URI",
-    "DEFAULT_MAX_BODY",
-    "OUTPUT_SCHEMA",
-    "RESOURCE_URI_PREFIX",
-    "FoldkitMCPServer",
-    "PrincipalOf",
-    "Resolve",
-    "StaticTokenVerifier",
-    "Target",
-    "default_principal_of",
-    "http_app",
-    "mcp_server",
-    "serve_stdio",
-]
+from .feed import Feed, LegacyPeer
+from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
 
-CONTEXT_URI: Final = "agent://context"
-"""The URI of the context projection resource."""
+__all__ = [
+    "FoldkitMCPServer",
+    "PrincipalOf",
+    "Resolve",
+    "Target",
+    "default_principal_of",
+    "mcp_server",
+]
 
-RESOURCE_URI_PREFIX: Final = "agent://resources/"
-"""``agent://resources/<name>`` is the URI of the contract's resource ``<name>``."""
 
 TRANSPORT: Final = "mcp"
 
-DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
-"""Largest request body :func:`http_app` accepts, in bytes (4 MiB, as the SDK); larger is 413."""
-
-OUTPUT_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "status": {
-            "type": "string",
-            "enum": ["dispatched", "completed", "failed", "refused", "unknown", "defect"],
-            "description": "dispatched or completed on success; otherwise why not",
-        },
-        "capability": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-        "invocation_id": {"type": "string"},
-        "message": {
-            "anyOf": [{"type": "object"}, {"type": "string"}],
-            "description": "On success the Message applied; on an error the explanation",
-        },
-        "result": {"type": "object", "description": "The Message that completed the call"},
-        "_tag": {"type": "string", "description": "On an error: the error's tag"},
-    },
-    "required": ["status"],
-}
-"""The output schema of every tool. It covers the structured content of a success
-(``{"status", "capability", "invocation_id", "message", "result"?}``) and of an error result
-(the error's JSON plus ``"status"``), since some clients check both against it."""
 
 Resolve = Callable[
     [ServerRequestContext[Any, Any]], "AgentRuntime[Any, Any] | Awaitable[AgentRuntime[Any, Any]]"
@@ -155,7 +93,6 @@ _GENERIC_DEFECT = (
     "whether it was applied is unknown."
 )
 _NO_APP = "The application for this caller is not available."
-_SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to answer when the HTTP app shuts down
 
 
 def default_principal_of(ctx: ServerRequestContext[Any, Any]) -> AccessToken | None:
@@ -172,160 +109,6 @@ def default_principal_of(ctx: ServerRequestContext[Any, Any]) -> AccessToken | N
     """
     del ctx
     return get_access_token()
-
-
-class StaticTokenVerifier(TokenVerifier):
-    """A :class:`~mcp.server.auth.provider.TokenVerifier` over a fixed token table.
-
-    For demos, tests and local tools; production deployments verify real tokens (JWT, token
-    introspection) instead.
-
-    Args:
-        tokens: ``{bearer_token: AccessToken}``.
-
-    Example:
-        >>> StaticTokenVerifier({"alice-token": AccessToken(token="alice-token",
-        ...     client_id="demo", scopes=["todos:delete"], subject="alice")})
-    """
-
-    def __init__(self, tokens: Mapping[str, AccessToken]) -> None:
-        self._tokens = dict(tokens)
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        """The token's :class:`AccessToken`, or ``None`` (the SDK answers HTTP 401)."""
-        return self._tokens.get(token)
-
-
-# -- change feeds ---------------------------------------------------------------------------
-
-
-class _SyncBus:
-    """An in-process ``SubscriptionBus`` that can also deliver synchronously (keeps order)."""
-
-    def __init__(self) -> None:
-        self._listeners: dict[object, Callable[[ServerEvent], None]] = {}
-
-    def emit(self, event: ServerEvent) -> None:
-        for listener in list(self._listeners.values()):
-            try:
-                listener(event)
-            except Exception:
-                _log.exception("a subscriptions/listen listener raised")
-
-    async def publish(self, event: ServerEvent) -> None:
-        self.emit(event)
-        await anyio.lowlevel.checkpoint()
-
-    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
-        token = object()
-        self._listeners[token] = listener
-
-        def unsubscribe() -> None:
-            self._listeners.pop(token, None)
-
-        return unsubscribe
-
-
-class _LegacyPeer:
-    """One handshake-era connection: its resource subscriptions and an ordered push queue."""
-
-    __slots__ = ("closed", "connection", "draining", "queue", "uris")
-
-    def __init__(self, connection: Any) -> None:
-        self.connection = connection
-        self.uris: set[str] = set()
-        self.queue: deque[tuple[str, dict[str, Any] | None]] = deque()
-        self.draining = False
-        self.closed = False
-
-
-class _Feed:
-    """Turns one runtime's ``watch`` changes into MCP notifications for both eras."""
-
-    def __init__(self, runtime: AgentRuntime[Any, Any]) -> None:
-        self.bus = _SyncBus()
-        self.listen = ListenHandler(self.bus)
-        self.peers: dict[int, _LegacyPeer] = {}
-        self.tools: dict[str, types.Tool] = {c.name: _tool(c) for c in runtime.messages.all()}
-        self._resources = runtime.resources.names()
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._unwatch: Callable[[], None] | None = None
-        try:
-            self._unwatch = runtime.watch(self._on_change)
-        except AgentError:
-            _log.warning("the host has no subscribe(); MCP clients will not be told about changes")
-
-    def peer(self, connection: Any) -> _LegacyPeer:
-        key = id(connection)
-        peer = self.peers.get(key)
-        if peer is None:
-            peer = self.peers[key] = _LegacyPeer(connection)
-            stack = getattr(connection, "exit_stack", None)
-            if stack is not None:
-                stack.callback(self._drop, key)
-        return peer
-
-    def _drop(self, key: int) -> None:
-        peer = self.peers.pop(key, None)
-        if peer is not None:
-            peer.closed = True
-            peer.queue.clear()
-
-    def _on_change(self, change: Change) -> None:
-        uris: list[str] = []
-        if change.context:
-            uris.append(CONTEXT_URI)
-        uris.extend(
-            RESOURCE_URI_PREFIX + name for name in self._resources if name in change.resources
-        )
-        if change.capabilities:
-            self.bus.emit(ToolsListChanged())
-        for uri in uris:
-            self.bus.emit(ResourceUpdated(uri=uri))
-        for peer in list(self.peers.values()):
-            if peer.connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                continue
-            if change.capabilities:
-                peer.queue.append(("notifications/tools/list_changed", None))
-            for uri in uris:
-                if uri in peer.uris:
-                    peer.queue.append(("notifications/resources/updated", {"uri": uri}))
-            if peer.queue and not peer.draining:
-                self._drain(peer)
-
-    def _drain(self, peer: _LegacyPeer) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            peer.queue.clear()
-            return
-        peer.draining = True
-
-        async def pump() -> None:
-            try:
-                while peer.queue and not peer.closed:
-                    method, params = peer.queue.popleft()
-                    await peer.connection.notify(method, params)
-            except Exception:
-                _log.debug("a legacy MCP push failed", exc_info=True)
-            finally:
-                peer.draining = False
-
-        task = loop.create_task(pump())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def close(self) -> None:
-        if self._unwatch is not None:
-            unwatch, self._unwatch = self._unwatch, None
-            unwatch()
-        self.listen.close()
-        for task in list(self._tasks):
-            task.cancel()
-        self.peers.clear()
-
-
-# -- the server -------------------------------------------------------------------------------
 
 
 class FoldkitMCPServer(Server[Any]):
@@ -369,15 +152,6 @@ def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
     return getattr(ctx.session, "_connection", None)
 
 
-def _tool(cap: Capability) -> types.Tool:
-    return types.Tool(
-        name=cap.name,
-        description=cap.description,
-        input_schema=cap.input_schema,
-        output_schema=OUTPUT_SCHEMA,
-    )
-
-
 def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
@@ -397,7 +171,7 @@ class _Adapter:
                 "mcp_server(target) takes an AgentRuntime or a resolve(request_context) callable"
             )
         self.principal_of: PrincipalOf = principal_of or default_principal_of
-        self.feeds: dict[int, tuple[AgentRuntime[Any, Any], _Feed]] = {}
+        self.feeds: dict[int, tuple[AgentRuntime[Any, Any], Feed]] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
         self.calls: dict[asyncio.Future[Any], asyncio.Event] = {}  # in flight -> its signal
         if self.static is not None:
@@ -426,15 +200,15 @@ class _Adapter:
         self.track(ctx, rt)
         return rt
 
-    def feed(self, rt: AgentRuntime[Any, Any]) -> _Feed:
+    def feed(self, rt: AgentRuntime[Any, Any]) -> Feed:
         entry = self.feeds.get(id(rt))
         if entry is None or entry[0] is not rt:
-            entry = self.feeds[id(rt)] = (rt, _Feed(rt))
+            entry = self.feeds[id(rt)] = (rt, Feed(rt))
         return entry[1]
 
     def track(
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any]
-    ) -> _LegacyPeer | None:
+    ) -> LegacyPeer | None:
         feed = self.feed(rt)
         connection = _connection_of(ctx)
         if connection is None or ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -705,197 +479,3 @@ def mcp_server(
     server.middleware.append(adapter.middleware)
     server._foldkit_adapter = adapter  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
     return server
-
-
-async def serve_stdio(
-    target: AgentRuntime[Any, Any] | Resolve,
-    *,
-    name: str,
-    version: str,
-    instructions: str | None = None,
-    principal_of: PrincipalOf | None = None,
-) -> None:
-    """Serve MCP over this process's stdin/stdout until the client closes the pipe.
-
-    Same arguments as :func:`mcp_server`. stdio authenticates nobody: with the default
-    ``principal_of`` every call has ``credentials=None``, so capabilities guarded by
-    ``authorize`` are refused (fail closed) unless the host passes a local ``principal_of``.
-
-    Example:
-        >>> async with examples.todo.runtime() as rt:
-        ...     await serve_stdio(rt, name="todo", version="1.0")
-    """
-    from mcp.server.stdio import stdio_server
-
-    server = mcp_server(
-        target, name=name, version=version, instructions=instructions, principal_of=principal_of
-    )
-    try:
-        with _claimed_stdio() as (wire_in, wire_out):
-            lines = _StrictLines(anyio.wrap_file(wire_in))
-            async with stdio_server(stdin=lines, stdout=anyio.wrap_file(wire_out)) as (  # pyright: ignore[reportArgumentType]
-                read,
-                write,
-            ):
-                lines.answer_with(write)
-                await server.run(read, write, server.create_initialization_options())
-    finally:
-        server.close_feeds()
-
-
-@contextmanager
-def _claimed_stdio() -> Generator[tuple[BinaryIO, io.TextIOWrapper]]:
-    """The process's stdin/stdout as the wire, with fds 0 and 1 diverted while serving.
-
-    Stray reads see end of file and stray prints go to stderr, so nothing but protocol frames
-    reaches the client; both descriptors are restored on exit.
-    """
-    wire_in_fd, wire_out_fd = os.dup(0), os.dup(1)
-    saved_in, saved_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        os.dup2(null, 0)
-        os.dup2(2, 1)
-    finally:
-        os.close(null)
-    # closefd=False: a worker thread may still be blocked reading when serving ends.
-    wire_in = os.fdopen(wire_in_fd, "rb", closefd=False)  # lines are decoded strictly
-    wire_out = io.TextIOWrapper(os.fdopen(wire_out_fd, "wb", closefd=False), encoding="utf-8")
-    try:
-        yield wire_in, wire_out
-    finally:
-        with suppress(OSError, ValueError):
-            wire_out.flush()
-        os.dup2(saved_in, 0)
-        os.dup2(saved_out, 1)
-        os.close(saved_in)
-        os.close(saved_out)
-
-
-class _StrictLines:
-    """stdin lines for the SDK's stdio transport, read as strictly as the HTTP bodies.
-
-    Each line must be one JSON-RPC 2.0 message in strict JSON (``foldkit_agent.edge.wire``): no
-    duplicate keys, ``NaN``, lone surrogates or deep nesting. Other lines never reach the SDK;
-    they are answered with a JSON-RPC error (``-32700``/``-32600``) carrying the request's id
-    when one can be read, in our own words.
-    """
-
-    def __init__(self, source: Any) -> None:
-        self._source = source
-        self._write: Any = None
-        self._ready = anyio.Event()
-
-    def answer_with(self, write: Any) -> None:
-        self._write = write
-        self._ready.set()
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
-        async for line in self._source:
-            raw = cast(bytes, line)
-            if not raw.strip():
-                continue
-            try:
-                problem = jsonrpc_problem(loads_strict(raw))  # UTF-8 checked here too
-            except WireError as err:
-                problem = err
-            if problem is None:
-                yield raw.decode("utf-8")
-                continue
-            await self._refuse(raw.decode("utf-8", "replace"), problem)
-
-    async def _refuse(self, text: str, problem: WireError) -> None:
-        ident: Any = None
-        with suppress(ValueError, RecursionError):
-            loose: Any = json.loads(text)
-            if isinstance(loose, dict):
-                candidate = cast(dict[str, Any], loose).get("id")
-                if isinstance(candidate, str | int) and not isinstance(candidate, bool):
-                    ident = candidate
-        code = jsonrpc_code(problem)
-        await self._ready.wait()
-        error = types.JSONRPCError(
-            jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=problem.text)
-        )
-        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await self._write.send(SessionMessage(error))
-
-
-def http_app(
-    target: AgentRuntime[Any, Any] | Resolve,
-    *,
-    name: str,
-    version: str,
-    instructions: str | None = None,
-    principal_of: PrincipalOf | None = None,
-    path: str = "/mcp",
-    host: str = "127.0.0.1",
-    token_verifier: TokenVerifier | None = None,
-    auth: AuthSettings | None = None,
-    max_body: int = DEFAULT_MAX_BODY,
-    allowed_hosts: Iterable[str] | None = None,
-) -> Starlette:
-    """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
-
-    Args:
-        target, name, version, instructions, principal_of: as :func:`mcp_server`.
-        path: the endpoint path.
-        host: the host the app will be served on; for ``127.0.0.1``, ``localhost`` and ``::1``
-            the SDK's DNS-rebinding protection is on (only loopback ``Host``/``Origin``
-            accepted). For another host, name the hosts clients use in ``allowed_hosts``.
-        allowed_hosts: for a non-loopback ``host``: the host names a ``Host`` (and any
-            ``Origin``) header may carry, any port (others get 421/403); ``"*"`` accepts any
-            (only behind a proxy that checks ``Host``). ``None`` leaves a non-loopback server
-            without a ``Host`` check.
-        token_verifier: when given, every request needs ``Authorization: Bearer <token>``;
-            unknown tokens get HTTP 401 and the verified ``AccessToken`` becomes the call's
-            credentials (protocol notes §1.6).
-        auth: the SDK's ``AuthSettings`` (issuer, resource URL, required scopes); by default
-            a resource server with no advertised metadata and no required scopes.
-        max_body: the largest request body in bytes (default 4 MiB, the SDK's own default);
-            larger bodies get HTTP 413 before anything is parsed. Every body is also parsed
-            strictly (:func:`foldkit_agent.edge.wire.loads_strict`: duplicate keys, ``NaN``, lone
-            surrogates and nesting over 100 levels are a JSON-RPC parse error, HTTP 400).
-
-    Returns:
-        A :class:`starlette.applications.Starlette` whose lifespan runs the MCP session
-        manager (run that lifespan when you mount it inside another app).
-
-    Example:
-        >>> app = http_app(rt, name="todo", version="1.0", token_verifier=verifier)
-        >>> uvicorn.run(app, host="127.0.0.1", port=8000)
-    """
-    server = mcp_server(
-        target, name=name, version=version, instructions=instructions, principal_of=principal_of
-    )
-    if token_verifier is not None and auth is None:
-        auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)  # pyright: ignore[reportArgumentType]
-    app = server.streamable_http_app(
-        streamable_http_path=path,
-        host=host,
-        auth=auth,
-        token_verifier=token_verifier,
-        max_request_body_size=max_body,
-    )
-    hosts = None if allowed_hosts is None else [*allowed_hosts, *LOOPBACK_HOSTS]
-    app.add_middleware(JsonBodyGuard, max_body=max_body, allowed_hosts=hosts)
-    inner = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(application: Starlette) -> AsyncGenerator[None]:
-        async with inner(application):
-            try:
-                yield
-            finally:
-                # Calls still waiting (for a completion, say) answer "cancelled, outcome
-                # unknown" before the SDK's task group is cancelled under them.
-                with anyio.CancelScope(shield=True):
-                    await server.abort_calls(_SHUTDOWN_GRACE)
-                server.close_feeds()
-
-    app.router.lifespan_context = lifespan
-    app.state.mcp_server = server
-    return app

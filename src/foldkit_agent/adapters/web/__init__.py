@@ -1,20 +1,22 @@
-"""The web adapters: the JSON surface a page calls, and the WebMCP bridge."""
+"""The web adapters: the JSON surface a page calls, and the WebMCP bridge.
+
+Modules: :mod:`.surface` (:func:`agent_surface`, the JSON routes), :mod:`.csrf` (session-bound
+CSRF tokens), :mod:`.checks` (``Host`` and ``Origin`` checks), :mod:`.webmcp` (the bridge script
+and the page).
+"""
 
 from __future__ import annotations
 
+from .checks import host_allowed, origin_allowed
+from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 from .surface import (
-    CSRF_HEADER,
     DEFAULT_ALLOWED_HOSTS,
     DEFAULT_MAX_BODY,
     PRINCIPAL_HEADER,
-    SESSION_COOKIE,
-    CsrfTokens,
     Resolve,
     SurfaceTarget,
     agent_surface,
     call_tool_result,
-    host_allowed,
-    origin_allowed,
     service_caller,
 )
 from .webmcp import (

@@ -63,9 +63,6 @@ code.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import hmac
 import inspect
 import json
 import logging
@@ -88,6 +85,8 @@ from ...edge.wire import WireError, loads_strict
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime, Change
 from ...runtime.outcome import Outcome, summarize
+from .checks import host_allowed, origin_allowed
+from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 
 __all__ = [
     "CSRF_HEADER",
@@ -107,8 +106,6 @@ __all__ = [
 
 _log = logging.getLogger("foldkit_agent.adapters.web.surface")
 
-CSRF_HEADER = "X-CSRF-Token"
-"""The request header carrying the CSRF token on ``POST invoke/<name>``."""
 
 PRINCIPAL_HEADER = "X-Foldkit-Principal"
 """A conventional header for a *service* caller to assert the end user it acts for.
@@ -116,8 +113,6 @@ PRINCIPAL_HEADER = "X-Foldkit-Principal"
 The surface never reads it; a ``principal_of`` hook may, after checking :func:`service_caller`.
 """
 
-SESSION_COOKIE = "foldkit_agent_sid"
-"""The cookie the surface sets on ``GET session`` when no ``session_of`` hook is given."""
 
 DEFAULT_MAX_BODY = 64 * 1024
 """Largest accepted ``invoke`` body, in bytes (64 KiB)."""
@@ -173,99 +168,6 @@ def _rejected(status: int, error: str, text: str, capability: str | None = None)
         "isError": True,
     }
     return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
-
-
-# -- CSRF ------------------------------------------------------------------------------------
-
-
-class CsrfTokens:
-    """Stateless session-bound CSRF tokens: ``base64url(HMAC-SHA256(secret, session id))``.
-
-    Args:
-        secret: at least 16 bytes; random when omitted (tokens then last as long as the
-            process). Give the same secret to every worker that serves one session.
-
-    Raises:
-        ValueError: a secret shorter than 16 bytes.
-
-    Example:
-        >>> tokens = CsrfTokens()
-        >>> tokens.verify("session-1", tokens.token_for("session-1"))
-        True
-    """
-
-    __slots__ = ("_secret",)
-
-    def __init__(self, secret: bytes | None = None) -> None:
-        if secret is None:
-            secret = secrets.token_bytes(32)
-        if len(secret) < 16:
-            raise ValueError("csrf_secret must be at least 16 bytes")
-        self._secret = secret
-
-    def token_for(self, session_id: str) -> str:
-        """The token for ``session_id`` (43 URL-safe characters)."""
-        mac = hmac.new(self._secret, b"foldkit-agent-csrf\0" + session_id.encode(), hashlib.sha256)
-        return base64.urlsafe_b64encode(mac.digest()).rstrip(b"=").decode()
-
-    def verify(self, session_id: str | None, token: str | None) -> bool:
-        """``True`` when ``token`` is the token of ``session_id`` (constant-time compare)."""
-        if not session_id or not token or len(token) > 128:
-            return False
-        return hmac.compare_digest(self.token_for(session_id), token)
-
-
-# -- origin and host checks ------------------------------------------------------------------
-
-
-def _split_host(value: str) -> str:
-    """The host name of a ``Host`` header value, without port or IPv6 brackets."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        end = value.find("]")
-        return value[1:end] if end > 0 else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-def host_allowed(request: Request, allowed_hosts: Iterable[str] | None) -> bool:
-    """Whether the request's ``Host`` header names an allowed host (any port).
-
-    ``allowed_hosts=None`` or a ``"*"`` entry allows any host (use only behind a proxy that
-    checks it). A request without a ``Host`` header (an in-process ASGI call) is allowed.
-    """
-    if allowed_hosts is None:
-        return True
-    allowed = {h.lower().strip("[]") for h in allowed_hosts}
-    if "*" in allowed:
-        return True
-    raw = request.headers.get("host")
-    if raw is None:
-        return True
-    return _split_host(raw) in allowed
-
-
-def _own_origin(request: Request) -> str:
-    scheme = request.url.scheme
-    host = request.headers.get("host") or request.url.netloc
-    return f"{scheme}://{host}".lower()
-
-
-def origin_allowed(request: Request, allowed_origins: Iterable[str] = ()) -> bool:
-    """Whether a state-changing request comes from the surface's own origin.
-
-    ``Origin`` (when present) must equal ``scheme://host[:port]`` of the request or one of
-    ``allowed_origins``; ``Origin: null`` is refused. A browser's ``Sec-Fetch-Site`` other than
-    ``same-origin`` or ``none`` is refused. Requests with neither header (non-browser clients)
-    pass this check; the CSRF token or service token still applies.
-    """
-    origin = request.headers.get("origin")
-    if origin is not None:
-        origin = origin.strip().lower().rstrip("/")
-        if origin == _own_origin(request):
-            return True
-        return origin in {o.lower().rstrip("/") for o in allowed_origins}
-    site = request.headers.get("sec-fetch-site")
-    return site is None or site.lower() in ("same-origin", "none")
 
 
 def service_caller(request: Request) -> Any | None:

@@ -36,7 +36,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
-from .surface import DEFAULT_ALLOWED_HOSTS, SurfaceTarget, agent_surface, host_allowed
+from .checks import host_allowed
+from .surface import DEFAULT_ALLOWED_HOSTS, SurfaceTarget, agent_surface
 
 __all__ = ["BRIDGE_FILE", "bridge_script", "mount", "script_tag", "webmcp_app", "webmcp_surface"]
 

@@ -1,0 +1,160 @@
+"""Who is calling: the bearer-token backend, the caller on ``Invocation.credentials``, the 401
+answer, and the call context that carries the caller to the executor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import (
+    Callable,
+    Mapping,
+    Sequence,
+)
+from dataclasses import dataclass
+from typing import Any, cast
+
+from a2a.server.context import ServerCallContext
+from a2a.server.routes.common import DefaultServerCallContextBuilder
+from starlette.authentication import (
+    AuthCredentials,
+    AuthenticationBackend,
+    AuthenticationError,
+    BaseUser,
+    SimpleUser,
+)
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
+
+from .card import is_public_card
+from .errors import OWN_TEXTS_KEY
+
+__all__ = [
+    "A2ACaller",
+    "BearerTokenBackend",
+    "CredentialsRequiredError",
+]
+
+CREDENTIALS_KEY = "foldkit_agent.credentials"
+_SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
+
+
+@dataclass(frozen=True, slots=True)
+class A2ACaller:
+    """What Starlette authentication established for one A2A request.
+
+    Put on :attr:`Invocation.credentials <foldkit_agent.contract.calls.Invocation.credentials>`
+    (transport ``"a2a"``) for the runtime's principal provider. Unauthenticated requests carry
+    ``credentials=None`` instead.
+
+    Attributes:
+        subject: the user's identity (``user.identity``, else ``user.display_name``).
+        scopes: the scopes of ``request.auth`` (``AuthCredentials.scopes``).
+        user: the Starlette user object the backend returned.
+    """
+
+    subject: str
+    scopes: tuple[str, ...]
+    user: BaseUser
+
+
+class CredentialsRequiredError(AuthenticationError):
+    """Raised by an authentication backend for a request that must carry credentials but
+    carries none; :func:`a2a_app` answers it 401 saying a bearer token is required."""
+
+
+class BearerTokenBackend(AuthenticationBackend):
+    """A Starlette authentication backend over a fixed bearer-token table.
+
+    For demos, tests and local tools (the counterpart of the MCP adapter's
+    ``StaticTokenVerifier``); production deployments verify real tokens. A header with an
+    unknown token (or another scheme) is answered 401 by :func:`a2a_app`. A request without an
+    ``Authorization`` header is anonymous (protected capabilities then refuse it), unless
+    ``required``.
+
+    Args:
+        tokens: ``{token: (subject, scopes)}``.
+        required: every request except the public Agent Card (``GET`` or ``HEAD``
+            :data:`CARD_PATH`) must carry a known bearer token; without one it is answered
+            401. :func:`a2a_app` then also declares the scheme in the card's top-level
+            ``securityRequirements``. Default ``False``.
+
+    Attributes:
+        required: as given; :func:`a2a_app` reads it (any backend may define it).
+
+    Example:
+        >>> a2a_app(rt, name="todo", version="1", base_url=url,
+        ...         authentication=BearerTokenBackend({"alice-token": ("alice", ["todos:delete"])},
+        ...                                           required=True))
+    """
+
+    def __init__(
+        self, tokens: Mapping[str, tuple[str, Sequence[str]]], *, required: bool = False
+    ) -> None:
+        self._tokens = {t: (who, list(scopes)) for t, (who, scopes) in tokens.items()}
+        self.required = required
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        header = conn.headers.get("authorization")
+        if header is None:
+            if self.required and not is_public_card(conn.scope):
+                raise CredentialsRequiredError("a bearer token is required")
+            return None
+        scheme, _, token = header.partition(" ")
+        found = self._tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        if found is None:
+            raise AuthenticationError("unknown bearer token")
+        who, scopes = found
+        return AuthCredentials(scopes), SimpleUser(who)
+
+
+# ---------------------------------------------------------------------------------------------
+# caller identity and the app
+# ---------------------------------------------------------------------------------------------
+
+
+class ContextBuilder(DefaultServerCallContextBuilder):
+    """Adds the Starlette-authenticated caller (or ``None``) to the call context's state.
+
+    The raw ``Authorization`` and ``Cookie`` headers are dropped from ``state["headers"]``:
+    authentication already consumed them, and the SDK logs the call context at DEBUG level.
+    """
+
+    def build(self, request: Request) -> ServerCallContext:
+        ctx = super().build(request)
+        headers = ctx.state.get("headers")
+        if isinstance(headers, dict):
+            for secret in _SECRET_HEADERS:
+                cast(dict[str, Any], headers).pop(secret, None)
+        ctx.state[CREDENTIALS_KEY] = _caller(request)
+        own = request.scope.get(OWN_TEXTS_KEY)
+        if isinstance(own, set):
+            ctx.state[OWN_TEXTS_KEY] = own
+        return ctx
+
+
+def _caller(conn: HTTPConnection) -> A2ACaller | None:
+    if "user" not in conn.scope:
+        return None
+    user: Any = conn.scope["user"]
+    if not isinstance(user, BaseUser) or not user.is_authenticated:
+        return None
+    try:
+        subject = str(user.identity)
+    except NotImplementedError:
+        subject = user.display_name
+    auth = conn.scope.get("auth")
+    scopes = tuple(str(s) for s in cast(list[Any], getattr(auth, "scopes", None) or []))
+    return A2ACaller(subject=subject, scopes=scopes, user=user)
+
+
+def auth_error(challenge: str | None) -> Callable[[HTTPConnection, AuthenticationError], Response]:
+    """The 401 answer for a failed authentication (never the backend's own exception text)."""
+    headers = {"WWW-Authenticate": challenge} if challenge else None
+
+    def respond(_conn: HTTPConnection, exc: AuthenticationError) -> Response:
+        if isinstance(exc, CredentialsRequiredError):
+            text = "This server requires credentials: send Authorization: Bearer <token>."
+        else:
+            text = "The credentials sent could not be verified."
+        return JSONResponse({"error": text}, status_code=401, headers=headers)
+
+    return respond

@@ -1,0 +1,176 @@
+"""The Agent Card: every exposed capability as a skill, and the skill extension.
+
+Also the paths the A2A routes are served at, and which request is the public card (the one
+request :class:`~foldkit_agent.adapters.a2a.auth.BearerTokenBackend` lets through anonymously
+when credentials are required).
+"""
+
+from __future__ import annotations
+
+from collections.abc import (
+    Sequence,
+)
+from typing import Any
+
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentExtension,
+    AgentInterface,
+    AgentSkill,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
+)
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from starlette.types import Scope
+
+from ...contract.declare import Capability
+
+__all__ = [
+    "CARD_PATH",
+    "EXTENSION_URI",
+    "JSONRPC_PATH",
+    "REST_PREFIX",
+    "build_agent_card",
+]
+
+EXTENSION_URI = "https://foldkit-agent.dev/a2a/skills/v1"
+"""The extension that names the skill of a call and publishes each skill's input schema.
+
+Stable for the life of major version 1 of this package. On a call:
+``metadata[EXTENSION_URI] = {"skill": "<capability name>"}`` (request or message metadata).
+On the card: ``AgentExtension(uri=EXTENSION_URI, params={"skills": {name: {"inputSchema":
+<JSON Schema>}}})``.
+"""
+
+CARD_PATH = AGENT_CARD_WELL_KNOWN_PATH
+"""``/.well-known/agent-card.json``."""
+
+JSONRPC_PATH = "/a2a/jsonrpc"
+"""Where the JSON-RPC binding is served."""
+
+REST_PREFIX = "/a2a/rest"
+"""The prefix of the HTTP+JSON binding (``POST /a2a/rest/message:send`` and so on)."""
+
+
+def route_path(scope: Scope) -> str:
+    """The request path relative to the app (``root_path`` removed, as Starlette routes it)."""
+    path = str(scope.get("path", ""))
+    root = str(scope.get("root_path", ""))
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def is_public_card(scope: Scope) -> bool:
+    return scope.get("method") in ("GET", "HEAD") and route_path(scope) == CARD_PATH
+
+
+# ---------------------------------------------------------------------------------------------
+# the card
+# ---------------------------------------------------------------------------------------------
+
+
+def _skill_title(name: str) -> str:
+    words = name.replace("-", "_").split("_")
+    text = " ".join(w for w in words if w)
+    return text[:1].upper() + text[1:] if text else name
+
+
+def _skill(cap: Capability, scheme_name: str | None) -> AgentSkill:
+    skill = AgentSkill(
+        id=cap.name,
+        name=_skill_title(cap.name),
+        description=cap.description,
+        tags=[cap.tag],
+        input_modes=["application/json"],
+        output_modes=["application/json"],
+    )
+    if scheme_name is not None and cap.authorize is not None:
+        skill.security_requirements.append(
+            SecurityRequirement(schemes={scheme_name: StringList(list=[])})
+        )
+    return skill
+
+
+def extension_params(caps: Sequence[Capability]) -> dict[str, Any]:
+    return {"skills": {c.name: {"inputSchema": c.input_schema} for c in caps}}
+
+
+def build_agent_card(
+    capabilities: Sequence[Capability],
+    *,
+    name: str,
+    version: str,
+    base_url: str,
+    description: str | None = None,
+    security_scheme: SecurityScheme | None = None,
+    security_required: bool = False,
+) -> AgentCard:
+    """The Agent Card listing ``capabilities`` as skills.
+
+    Args:
+        capabilities: the capabilities to list (all of them for the public card, the available
+            ones for a caller's extended card).
+        name, version: the agent's name and version.
+        base_url: the origin the app is served at (``http://127.0.0.1:8000``); the JSON-RPC and
+            HTTP+JSON interface URLs are derived from it.
+        description: the agent's description; a default sentence when omitted.
+        security_scheme: declared as ``"foldkit"`` in ``security_schemes`` when given, and
+            required by every skill whose capability has an ``authorize`` hook.
+        security_required: with ``security_scheme``, the card also lists it in its top-level
+            ``security_requirements``: every call needs credentials, whatever the skill.
+
+    Returns:
+        An ``a2a.types.AgentCard`` (protobuf) with one ``AgentSkill`` per capability (``id`` is
+        the capability name, ``tags`` its Message tag) and :data:`EXTENSION_URI` in
+        ``capabilities.extensions`` carrying every listed skill's input JSON Schema.
+
+    Protocol: A2A 1.0 ``AgentCard``, ``AgentSkill``, ``AgentExtension`` (extensions carry
+    their data in ``params``), ``SecurityScheme``/``SecurityRequirement``.
+
+    Example:
+        >>> card = build_agent_card(rt.messages.all(), name="todo", version="1", base_url=url)
+        >>> [s.id for s in card.skills]
+        ['create_todo', ...]
+    """
+    base = base_url.rstrip("/")
+    scheme_name = "foldkit" if security_scheme is not None else None
+    extension = AgentExtension(
+        uri=EXTENSION_URI,
+        description=(
+            'Invoke a skill: put {"skill": <skill id>} under this URI in the request (or message) '
+            "metadata and send the input as one data part. params.skills[<id>].inputSchema is "
+            "the JSON Schema the input must satisfy; undeclared fields are refused."
+        ),
+        required=False,
+    )
+    extension.params.update(extension_params(capabilities))
+    card = AgentCard(
+        name=name,
+        description=description or f"{name}: an application an agent can drive through its skills.",
+        version=version,
+        supported_interfaces=[
+            AgentInterface(
+                protocol_binding="JSONRPC", protocol_version="1.0", url=base + JSONRPC_PATH
+            ),
+            AgentInterface(
+                protocol_binding="HTTP+JSON", protocol_version="1.0", url=base + REST_PREFIX
+            ),
+        ],
+        capabilities=AgentCapabilities(
+            streaming=True,
+            push_notifications=False,
+            extended_agent_card=True,
+            extensions=[extension],
+        ),
+        default_input_modes=["application/json"],
+        default_output_modes=["application/json"],
+        skills=[_skill(c, scheme_name) for c in capabilities],
+    )
+    if security_scheme is not None:
+        card.security_schemes["foldkit"].CopyFrom(security_scheme)
+        if security_required:
+            card.security_requirements.append(
+                SecurityRequirement(schemes={"foldkit": StringList(list=[])})
+            )
+    return card

@@ -1,0 +1,226 @@
+"""The Python side of the generated actions: the shared HTTP surface for service callers only.
+
+:func:`native_app` mounts :func:`foldkit_agent.adapters.web.agent_surface` behind a service
+token; :func:`native_caller` reads what the calling Agent Native server asserts about its user,
+only after that token was checked.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..web.surface import PRINCIPAL_HEADER, SurfaceTarget, agent_surface, service_caller
+from .codegen import CALLER_HEADER, ORG_HEADER
+
+__all__ = [
+    "MIN_TOKEN_LENGTH",
+    "NativeCaller",
+    "PrincipalOf",
+    "native_app",
+    "native_caller",
+]
+
+MIN_TOKEN_LENGTH = 16
+"""Shortest service token :func:`native_app` accepts, in characters."""
+
+
+@dataclass(frozen=True, slots=True)
+class NativeCaller:
+    """What an authenticated Agent Native server says about the caller it acts for.
+
+    Only ever built after the server's service token was verified, so ``service`` is who
+    vouches for the rest; the other fields are *assertions* by that server, not proofs.
+
+    Attributes:
+        service: the identity ``native_app`` mapped the service token to.
+        user_email: Agent Native's ``ctx.userEmail`` (``None`` when unknown).
+        org_id: ``ctx.orgId``.
+        caller: ``ctx.caller`` (``"tool"``, ``"http"``, ``"mcp"``, ...).
+    """
+
+    service: Any
+    user_email: str | None = None
+    org_id: str | None = None
+    caller: str | None = None
+
+
+def _header(request: Request, name: str) -> str | None:
+    raw = request.headers.get(name)
+    if raw is None or raw == "":
+        return None
+    value = urllib.parse.unquote(raw, errors="strict")
+    return value[:320] or None
+
+
+def native_caller(request: Request) -> NativeCaller | None:
+    """The :class:`NativeCaller` of a request, or ``None`` when no service token was verified.
+
+    Reads the caller headers the generated actions send only *after* the surface
+    authenticated the calling server; without that, an asserted e-mail address is ignored.
+
+    Raises:
+        UnicodeDecodeError: a caller header is not percent-encoded UTF-8 (the surface then
+            refuses the call with 403).
+
+    Example:
+        >>> def principal_of(request):
+        ...     caller = native_caller(request)
+        ...     return None if caller is None else users.get(caller.user_email)
+    """
+    service = service_caller(request)
+    if service is None:
+        return None
+    return NativeCaller(
+        service=service,
+        user_email=_header(request, PRINCIPAL_HEADER),
+        org_id=_header(request, ORG_HEADER),
+        caller=_header(request, CALLER_HEADER),
+    )
+
+
+def _token_table(
+    service_tokens: Mapping[str, Any] | Iterable[str],
+) -> tuple[tuple[bytes, Any], ...]:
+    if isinstance(service_tokens, str):
+        raise TypeError("service_tokens takes a collection of tokens, not one string")
+    if isinstance(service_tokens, Mapping):
+        pairs: list[tuple[str, Any]] = list(service_tokens.items())  # pyright: ignore[reportUnknownArgumentType]
+    else:
+        pairs = [(token, "agent-native") for token in service_tokens]
+    if not pairs:
+        raise ValueError("native_app needs at least one service token")
+    table: list[tuple[bytes, Any]] = []
+    for token, identity in pairs:
+        if not isinstance(token, str) or len(token) < MIN_TOKEN_LENGTH:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(
+                f"service tokens must be strings of at least {MIN_TOKEN_LENGTH} characters"
+            )
+        if identity is None:
+            raise ValueError("a service token must map to an identity, not None")
+        table.append((token.encode(), identity))
+    return tuple(table)
+
+
+class _RequireServiceToken:
+    """Refuses, before the surface sees it, any HTTP request without a bearer token."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            request = Request(scope)
+            scheme, _, token = request.headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                text = "This endpoint serves Agent Native servers only; send the service token."
+                body = {
+                    "content": [{"type": "text", "text": text}],
+                    "structuredContent": {
+                        "status": "rejected",
+                        "error": "unauthenticated",
+                        "capability": None,
+                        "message": text,
+                    },
+                    "isError": True,
+                }
+                response = JSONResponse(
+                    body,
+                    status_code=401,
+                    headers={"Cache-Control": "no-store", "WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+PrincipalOf = Callable[[Request], Any]
+
+
+def native_app(
+    target: SurfaceTarget,
+    *,
+    service_tokens: Mapping[str, Any] | Iterable[str],
+    principal_of: PrincipalOf | None = None,
+    path: str = "/agent",
+    allowed_hosts: Iterable[str] | None = ("127.0.0.1", "localhost", "::1"),
+    transport: str = "agent-native",
+) -> Starlette:
+    """The HTTP surface the generated actions call, for service callers only.
+
+    Mounts :func:`foldkit_agent.adapters.web.agent_surface` at ``path`` with bearer authentication
+    of the calling *server*: a request without ``Authorization: Bearer <token>`` is refused
+    with 401 before anything else runs, a token that is not one of ``service_tokens`` with
+    401 (compared in constant time), and only then is the caller context read.
+
+    Args:
+        target: one bound runtime, or ``resolve(request) -> AgentRuntime`` (sync or async),
+            called per request, so each user or tenant can have its own Model; inside it,
+            :func:`native_caller` tells who is asking.
+        service_tokens: accepted tokens, either ``{token: service identity}`` or a collection
+            of tokens (identity ``"agent-native"``); each at least 16 characters.
+        principal_of: ``(request) -> credentials`` (sync or async) placed on
+            ``Invocation.credentials`` for the runtime's principal provider. Default:
+            :func:`native_caller` (a :class:`NativeCaller`). A custom hook should call
+            :func:`native_caller` and map the asserted user to the application's own
+            principal, deciding per service whether to trust it. Raising refuses with 403.
+        path: where the surface is mounted; the generated actions' ``--url`` is
+            ``<origin><path>``.
+        allowed_hosts: accepted ``Host`` names (see
+            :func:`~foldkit_agent.adapters.web.agent_surface`).
+        transport: ``Invocation.transport`` of these calls (audited).
+
+    Returns:
+        A Starlette app; serve it with uvicorn or mount it in the application's server.
+
+    Raises:
+        ValueError: no tokens, a short token, or a token mapped to ``None``.
+        TypeError: ``service_tokens`` is a single string.
+
+    Example:
+        >>> app = native_app(rt, service_tokens={os.environ["FOLDKIT_AGENT_TOKEN"]: "mail"})
+        >>> uvicorn.run(app, host="127.0.0.1", port=8000)
+    """
+    table = _token_table(service_tokens)
+
+    def service_auth(token: str) -> Any:
+        presented = token.encode()
+        found: Any = None
+        for known, identity in table:
+            if hmac.compare_digest(known, presented) and found is None:
+                found = identity
+        return found
+
+    async def default_principal(request: Request) -> Any:
+        return native_caller(request)
+
+    hook: PrincipalOf = principal_of if principal_of is not None else default_principal
+
+    async def principal(request: Request) -> Any:
+        if service_caller(request) is None:  # unreachable behind the guard; fail closed
+            return None
+        value = hook(request)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+    surface = agent_surface(
+        target,
+        principal_of=principal,
+        service_auth=service_auth,
+        allowed_hosts=allowed_hosts,
+        transport=transport,
+        service_transport=transport,
+    )
+    mount = "/" + path.strip("/")
+    return Starlette(routes=[Mount(mount, app=_RequireServiceToken(surface))])
