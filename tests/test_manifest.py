@@ -27,7 +27,7 @@ from tests.support.paths import ROOT
 
 def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
     m = to_manifest(AppAgent)
-    assert m["manifest_version"] == 2
+    assert m["manifest_version"] == 3
     names = [c["name"] for c in m["capabilities"]]
     assert names == [c.name for c in AppAgent.capabilities]  # declaration order
     create = m["capabilities"][0]
@@ -42,6 +42,7 @@ def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
         "authorized",
         "completion",
         "size",
+        "schema_size",
     }
     assert create["tag"] == "RequestedCreateTodo"
     assert create["input_schema"]["additionalProperties"] is False
@@ -56,6 +57,7 @@ def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
     assert by_name["rename_todo"]["completion"] == {
         "kind": "state",
         "watches": ["todos"],
+        "source": False,
         "timeout_seconds": 2.0,
     }
     assert by_name["toggle_todo"]["completion"] == {"kind": "none"}
@@ -86,6 +88,11 @@ def test_sizes_are_canonical_json_bytes_and_tokens_are_a_quarter_rounded_up() ->
     parts = ("capabilities", "resources", "context")
     total = sum(size[p]["bytes"] for p in parts)
     assert size["total"] == {"bytes": total, "tokens": estimate_tokens(total)}
+    for cap in m["capabilities"]:
+        n = len(canonical_json(cap["input_schema"]))
+        assert cap["schema_size"] == {"bytes": n, "tokens": estimate_tokens(n)}
+    schemas = sum(c["schema_size"]["bytes"] for c in m["capabilities"])
+    assert size["schemas"] == {"bytes": schemas, "tokens": estimate_tokens(schemas)}
     assert [estimate_tokens(n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]
 
 
@@ -150,7 +157,12 @@ def test_agent_md_documents_each_capability_field_and_the_budget() -> None:
     for cap in AppAgent.capabilities:
         assert f"### `{cap.name}`" in text
         assert cap.description in text
-    assert "| `title` | string | yes | What needs doing. 1–200 characters. |" in text
+    assert (
+        "| `title` | string | yes | What needs doing, with no leading or trailing space. "
+        "1–200 characters; matches `" in text
+    )
+    assert "(its input schema: " in text
+    assert "are their input schemas." in text
     assert "| `todos[].completed` | boolean | no | Default `false`. |" in text
     assert "| `selected_todo_id` | string or null | yes |  |" in text
     assert "on a Message: `SavedTodo`, fails on `FailedToSaveTodo` (timeout 5 s)" in text

@@ -114,7 +114,7 @@ def _replace(model: Model, todo_id: str, **changes: Any) -> Model:
 def update(model: Model, message: Message) -> Model | tuple[Model, list[Any]]:
     match message:
         case RequestedCreateTodo(title=title, request_id=request_id):
-            todo = Todo(id=f"todo-{model.next_id}", title=title.strip())
+            todo = Todo(id=f"todo-{model.next_id}", title=title)
             duplicate = any(t.title.casefold() == todo.title.casefold() for t in model.todos)
             next_model = model.model_copy(
                 update={"todos": (*model.todos, todo), "next_id": model.next_id + 1}
@@ -127,7 +127,7 @@ def update(model: Model, message: Message) -> Model | tuple[Model, list[Any]]:
             selected = None if model.selected_todo_id == todo_id else model.selected_todo_id
             return model.model_copy(update={"todos": todos, "selected_todo_id": selected})
         case RequestedRenameTodo(id=todo_id, title=title):
-            return _replace(model, todo_id, title=title.strip())
+            return _replace(model, todo_id, title=title)
         case ToggledTodo(id=todo_id):
             todo = next((t for t in model.todos if t.id == todo_id), None)
             return model if todo is None else _replace(model, todo_id, completed=not todo.completed)

@@ -47,17 +47,26 @@ def principal(invocation: Invocation) -> User | None:
     return User(id=subject, can_delete="todos:delete" in scopes)
 
 
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-"""A todo title: surrounding spaces are dropped before the length is checked."""
+_BLANK = r"\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000\ufeff"
+"""Control characters and every character a JSON Schema, Python or Rust regex calls space."""
+
+TITLE_PATTERN = rf"^[^{_BLANK}]([\s\S]*[^{_BLANK}])?$"
+"""A title neither starts nor ends with a space or control character.
+
+Written so that every regex dialect reads it alike (escapes, not ``\\s``, for the ends), so the
+schema an agent is shown is exactly the rule applied; nothing is stripped behind its back."""
+
+Title = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=TITLE_PATTERN)]
+"""A todo title: 1 to 200 characters, no leading or trailing space (stored as sent)."""
 
 
 class CreateTodoInput(BaseModel):
-    title: Title = Field(description="What needs doing")
+    title: Title = Field(description="What needs doing, with no leading or trailing space")
 
 
 class RenameTodoInput(BaseModel):
     id: str = Field(description="The id of the todo to rename, as listed in the context")
-    title: Title = Field(description="The new title")
+    title: Title = Field(description="The new title, with no leading or trailing space")
 
 
 class TodoId(BaseModel):
@@ -95,7 +104,7 @@ def _may_delete(request: Any) -> bool | agent.Deny:
 
 
 def _renamed(value: dict[str, Any], request: RenameTodoInput) -> bool:
-    return any(t.id == request.id and t.title == request.title.strip() for t in value["todos"])
+    return any(t.id == request.id and t.title == request.title for t in value["todos"])
 
 
 Todos = projection.pick(App.model.todos)

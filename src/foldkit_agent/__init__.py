@@ -31,7 +31,14 @@ from .contract.calls import (
     InvocationContext,
     new_invocation_id,
 )
-from .contract.completion import Completion, CorrelationKey, StateCompletion
+from .contract.completion import (
+    DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
+    Completion,
+    CorrelationKey,
+    StateCompletion,
+    StateSource,
+)
 from .contract.declare import (
     ActionVariant,
     AgentDefinition,
@@ -63,7 +70,9 @@ from .runtime.results import CompletionOutcome, DispatchResult
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "DEFECT_TEXT",
+    "MAX_TIMEOUT",
     "REDACTED",
     "Action",
     "ActionVariant",
@@ -116,6 +125,7 @@ __all__ = [
     "Running",
     "SqliteAuditSink",
     "StateCompletion",
+    "StateSource",
     "SupportsHost",
     "Unsubscribe",
     "Variant",

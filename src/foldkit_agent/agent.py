@@ -33,9 +33,12 @@ from .contract.calls import (
     new_invocation_id,
 )
 from .contract.completion import (
+    DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     Completion,
     CorrelationKey,
     StateCompletion,
+    StateSource,
     by_invocation_id,
     correlate_key,
     when,
@@ -56,13 +59,15 @@ from .contract.declare import (
     resource,
     variant,
 )
-from .errors import InputRejected
+from .errors import AgentContractError, InputRejected
 from .manifest import context_schema, messages, resources, schema, to_manifest, to_markdown
 from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
 from .runtime.outcome import Outcome, summarize
 from .runtime.results import CompletionOutcome, DispatchResult
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_TIMEOUT",
     "ActionVariant",
     "AgentBuilder",
     "AgentDefinition",
@@ -89,6 +94,7 @@ __all__ = [
     "Resource",
     "SqliteAuditSink",
     "StateCompletion",
+    "StateSource",
     "Variant",
     "action",
     "audit_log",
@@ -219,12 +225,13 @@ class AgentBuilder(Generic[M, P]):
     def when(
         self,
         *,
-        projection: Projection,
         predicate: Callable[[Any, Any], bool],
+        projection: Projection | None = None,
+        source: StateSource | None = None,
         timeout: float | timedelta | None = None,
     ) -> StateCompletion:
         """See :func:`~foldkit_agent.contract.completion.when`."""
-        return when(projection=projection, predicate=predicate, timeout=timeout)
+        return when(projection=projection, predicate=predicate, source=source, timeout=timeout)
 
     def make(
         self,
@@ -246,7 +253,17 @@ class AgentBuilder(Generic[M, P]):
         audit: AuditLog | None = None,
         principal: Callable[[Invocation], P | Any | None] | None = None,
     ) -> AgentRuntime[M, P]:
-        """See :func:`~foldkit_agent.runtime.bind`."""
+        """See :func:`~foldkit_agent.runtime.bind`.
+
+        Raises:
+            AgentContractError: as ``bind``, and when the contract reads another Model.
+        """
+        reads = definition.reads_model() if isinstance(definition, AgentDefinition) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        if reads is not None and reads is not self.model_type:
+            raise AgentContractError(
+                f"this contract reads {reads.__name__}, but the builder is for "
+                f"{self.model_type.__name__}; bind it with the builder of its own application"
+            )
         return bind(definition=definition, host=host, audit=audit, principal=principal)
 
 

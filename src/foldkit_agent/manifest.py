@@ -12,6 +12,8 @@ Each capability, resource and the context report ``{"bytes", "tokens"}``:
   kept as is) of what a client is shown: ``{"name", "description", "input_schema", "hints"}``
   (plus ``"title"`` when there is one; ``hints`` without the undeclared ones) for a
   capability, ``{"name", "description", "schema"}`` for a resource, and the context schema;
+* each capability also reports ``schema_size``, its input schema alone, and the manifest the
+  sum of those as ``size.schemas`` (already counted in ``size.capabilities``);
 * ``tokens`` is ``ceil(bytes / 4)``, the usual rule of thumb for English text and JSON with
   BPE tokenizers. It is an estimate for budgeting and comparing, not a count for any model.
 """
@@ -40,8 +42,10 @@ __all__ = [
     "to_markdown",
 ]
 
-MANIFEST_VERSION = 2
-"""Bumped when the manifest's shape changes (2: capabilities carry ``title`` and ``hints``)."""
+MANIFEST_VERSION = 3
+"""Bumped when the manifest's shape changes (2: capabilities carry ``title`` and ``hints``;
+3: each capability's ``schema_size`` and the ``schemas`` total, and ``source`` on a state
+completion)."""
 
 TOKEN_ESTIMATOR = (
     "bytes = UTF-8 length of the canonical JSON (sorted keys, no whitespace); "
@@ -93,7 +97,8 @@ def _completion(cap: Capability) -> dict[str, Any]:
     if isinstance(done, StateCompletion):
         return {
             "kind": "state",
-            "watches": list(done.projection.fields),
+            "watches": list(done.projection.fields) if done.projection is not None else [],
+            "source": done.source is not None,
             "timeout_seconds": float(done.seconds),
         }
     return {"kind": "none"}
@@ -135,6 +140,7 @@ def _capability(cap: Capability) -> dict[str, Any]:
         "authorized": cap.authorize is not None,
         "completion": _completion(cap),
         "size": _size(shown),
+        "schema_size": _size(schema),
     }
 
 
@@ -147,7 +153,7 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
 
     Shape::
 
-        {"manifest_version": 2,
+        {"manifest_version": 3,
          "capabilities": [{"name", "tag", "title": str | None, "description", "input_schema",
                            "hints": {"read_only": bool, "destructive": bool | None,
                                      "idempotent": bool, "open_world": bool | None},
@@ -156,11 +162,16 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
                            "completion": {"kind": "none"}
                                        | {"kind": "message", "success": tag, "failure": tag|None,
                                           "correlated": bool, "timeout_seconds": float}
-                                       | {"kind": "state", "watches": [field], "timeout_seconds"},
-                           "size": {"bytes", "tokens"}}, ...],   # declaration order
+                                       | {"kind": "state", "watches": [field],
+                                          "source": bool,     # when(source=...)
+                                          "timeout_seconds"},
+                           "size": {"bytes", "tokens"},          # all a client is shown
+                           "schema_size": {"bytes", "tokens"}},  # input_schema alone
+                          ...],                                  # declaration order
          "resources": [{"name", "description", "schema", "size"}, ...],
          "context": {"schema", "size"} | None,
-         "size": {"estimator": str, "capabilities", "resources", "context", "total"}}
+         "size": {"estimator": str, "capabilities", "resources", "context", "total",
+                  "schemas"}}    # the input schemas alone (part of "capabilities")
 
     See the module docstring for how sizes are estimated.
 
@@ -197,6 +208,7 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
             "resources": res_size,
             "context": ctx_size,
             "total": _sum((caps_size, res_size, ctx_size)),
+            "schemas": _sum(c["schema_size"] for c in capabilities),
         },
     }
 
@@ -296,6 +308,8 @@ def _completion_text(done: Mapping[str, Any]) -> str:
         return text + f" (timeout {_num(done['timeout_seconds'])} s)"
     if kind == "state":
         fields = ", ".join(f"`{f}`" for f in done["watches"])
+        if done.get("source"):
+            fields = "a value outside the application state"
         return f"on state: {fields} (timeout {_num(done['timeout_seconds'])} s)"
     return "on dispatch"
 
@@ -373,7 +387,7 @@ def _capabilities_section(caps: list[dict[str, Any]]) -> list[str]:
             "- Authorization: "
             + ("checked against the authenticated caller" if c["authorized"] else "none"),
             f"- Completes: {_completion_text(c['completion'])}",
-            f"- Size: {_size_text(c['size'])}",
+            f"- Size: {_size_text(c['size'])} (its input schema: {_size_text(c['schema_size'])})",
             "",
         ]
         out += _fields_block(c["input_schema"], "Input", "Takes no input: send `{}`.")
@@ -427,6 +441,9 @@ def _size_section(m: Mapping[str, Any]) -> list[str]:
         f"{size['resources']['tokens']} |",
         f"| Context | {size['context']['bytes']} | {size['context']['tokens']} |",
         f"| **Total** | **{size['total']['bytes']}** | **{size['total']['tokens']}** |",
+        "",
+        f"Of the capabilities' bytes, {size['schemas']['bytes']} (~{size['schemas']['tokens']} "
+        "tokens) are their input schemas.",
         "",
     ]
 

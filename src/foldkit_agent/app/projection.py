@@ -13,7 +13,7 @@ Its JSON Schema (the compatibility profile) is computed by the contract layer:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -21,9 +21,9 @@ from pydantic import BaseModel, TypeAdapter
 from typing_extensions import TypedDict
 
 from ..errors import AgentContractError
-from .surface import FieldRef, field_annotation, field_path, read_field
+from .surface import FieldRef, field_annotation, field_path, field_root, read_field
 
-__all__ = ["Projection", "compose", "pick"]
+__all__ = ["Projection", "compose", "one_root", "pick"]
 
 
 class Projection:
@@ -32,13 +32,19 @@ class Projection:
     Attributes:
         fields: field name -> declared type, in order.
         shape: a ``TypedDict`` of those fields (what the encoded value looks like).
+        root: the Model class every field is read from (``None`` when built by hand); a
+            contract refuses a projection of another application's Model.
     """
 
-    __slots__ = ("__weakref__", "_adapter", "_getters", "fields", "shape")
+    __slots__ = ("__weakref__", "_adapter", "_getters", "fields", "root", "shape")
 
     def __init__(
-        self, fields: Mapping[str, Any], getters: Mapping[str, Callable[[Any], Any]]
+        self,
+        fields: Mapping[str, Any],
+        getters: Mapping[str, Callable[[Any], Any]],
+        root: type[BaseModel] | None = None,
     ) -> None:
+        self.root = root
         self.fields: dict[str, Any] = dict(fields)
         self._getters = dict(getters)
         self.shape: Any = TypedDict("Projection", self.fields)  # type: ignore[misc]
@@ -64,12 +70,14 @@ def pick(*refs: FieldRef) -> Projection:
     """A projection of the given fields, keyed by each field's last name.
 
     Raises:
-        AgentContractError: no fields, a non-field argument, or two fields with one name.
+        AgentContractError: no fields, a non-field argument, two fields with one name, or
+            fields of two different Models.
     """
     if not refs:
         raise AgentContractError("projection.pick needs at least one field")
     fields: dict[str, Any] = {}
     getters: dict[str, Callable[[Any], Any]] = {}
+    roots: list[type[BaseModel] | None] = []
     for ref in refs:
         if not isinstance(ref, FieldRef) or not field_path(ref):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise AgentContractError(
@@ -80,15 +88,36 @@ def pick(*refs: FieldRef) -> Projection:
             raise AgentContractError(f"projection.pick got two fields named {key!r}")
         fields[key] = field_annotation(ref)
         getters[key] = partial(read_field, ref)
-    return Projection(fields, getters)
+        roots.append(field_root(ref))
+    return Projection(fields, getters, one_root(roots, "projection.pick"))
+
+
+def one_root(roots: Iterable[type[BaseModel] | None], where: str) -> type[BaseModel] | None:
+    """The one Model class ``roots`` share (``None`` when none is known).
+
+    Raises:
+        AgentContractError: two different Model classes.
+    """
+    found: type[BaseModel] | None = None
+    for root in roots:
+        if root is None:
+            continue
+        if found is not None and root is not found:
+            raise AgentContractError(
+                f"{where} mixes fields of {found.__name__} and {root.__name__}; every field "
+                "must be read from this application's Model"
+            )
+        found = root
+    return found
 
 
 def compose(*projections: Projection) -> Projection:
     """One projection holding the fields of several disjoint ones.
 
     Raises:
-        AgentContractError: two projections share a field name.
+        AgentContractError: two projections share a field name, or read different Models.
     """
+    root = one_root((p.root for p in projections), "projection.compose")
     fields: dict[str, Any] = {}
     getters: dict[str, Callable[[Any], Any]] = {}
     for p in projections:
@@ -97,4 +126,4 @@ def compose(*projections: Projection) -> Projection:
                 raise AgentContractError(f"projection.compose: {name!r} appears in two projections")
             fields[name] = annotation
             getters[name] = p._getters[name]  # pyright: ignore[reportPrivateUsage]
-    return Projection(fields, getters)
+    return Projection(fields, getters, root)

@@ -30,6 +30,7 @@ __all__ = [
     "application",
     "field_annotation",
     "field_path",
+    "field_root",
     "message_set",
     "message_set_union",
     "read_field",
@@ -49,16 +50,22 @@ class FieldRef:
     Attributes:
         path: field names from the Model root, e.g. ``("settings", "theme")``.
         annotation: the field's declared type (``X | None`` when an ancestor is optional).
+        root: the application's Model class the path starts from (see :func:`field_root`).
     """
 
-    __slots__ = ("_fk_annotation", "_fk_owner", "_fk_path")
+    __slots__ = ("_fk_annotation", "_fk_owner", "_fk_path", "_fk_root")
 
     def __init__(
-        self, owner: type[BaseModel] | None, path: tuple[str, ...], annotation: Any
+        self,
+        owner: type[BaseModel] | None,
+        path: tuple[str, ...],
+        annotation: Any,
+        root: type[BaseModel] | None = None,
     ) -> None:
         object.__setattr__(self, "_fk_owner", owner)
         object.__setattr__(self, "_fk_path", path)
         object.__setattr__(self, "_fk_annotation", annotation)
+        object.__setattr__(self, "_fk_root", root if root is not None or path else owner)
 
     def __getattribute__(self, name: str) -> Any:
         if not name.startswith("_"):
@@ -88,7 +95,7 @@ class FieldRef:
         child_owner, nullable = _model_in(annotation)
         if optional_parent and not nullable:
             annotation = annotation | None  # type: ignore[operator]
-        return FieldRef(child_owner, (*self._fk_path, name), annotation)
+        return FieldRef(child_owner, (*self._fk_path, name), annotation, self._fk_root)
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -114,6 +121,11 @@ class FieldRef:
 def field_path(ref: FieldRef) -> tuple[str, ...]:
     """The field names from the Model root to ``ref``."""
     return ref._fk_path  # pyright: ignore[reportPrivateUsage]
+
+
+def field_root(ref: FieldRef) -> type[BaseModel] | None:
+    """The Model class ``ref``'s path starts from (``App.model_type`` for ``App.model.x``)."""
+    return ref._fk_root  # pyright: ignore[reportPrivateUsage]
 
 
 def field_annotation(ref: FieldRef) -> Any:

@@ -13,9 +13,11 @@ from .calls import (
 )
 from .completion import (
     DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     Completion,
     CorrelationKey,
     StateCompletion,
+    StateSource,
     by_invocation_id,
     correlate_key,
     when,
@@ -51,6 +53,7 @@ from .schema import (
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "MAX_TIMEOUT",
     "NAME_PATTERN",
     "ActionVariant",
     "AgentDefinition",
@@ -68,6 +71,7 @@ __all__ = [
     "RecursiveSchemaError",
     "Resource",
     "StateCompletion",
+    "StateSource",
     "Variant",
     "Wiring",
     "action",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..app.message import Message
 from ..app.projection import Projection
@@ -26,9 +26,11 @@ from .calls import CallInfo
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "MAX_TIMEOUT",
     "Completion",
     "CorrelationKey",
     "StateCompletion",
+    "StateSource",
     "by_invocation_id",
     "correlate_key",
     "when",
@@ -37,13 +39,33 @@ __all__ = [
 DEFAULT_TIMEOUT = 30.0
 """Seconds a completion contract waits by default, counted from the host dispatch call."""
 
+MAX_TIMEOUT = 3600.0
+"""The longest completion timeout a contract may declare, in seconds (one hour).
+
+Waiting always has a deadline. A call held open longer than this outlives the request timeouts
+of every protocol client we serve (MCP, A2A and browser clients give up within minutes), so a
+larger value - ``float("inf")``, ``timedelta.max``, ``1e300`` - is a declaration mistake, not
+a longer wait: complete sooner and let the agent read the state instead."""
+
 
 def _seconds(timeout: float | timedelta | None) -> float:
+    """``timeout`` in seconds; ``None`` is the default. Refuses what is not a finite number
+    of seconds in ``(0, MAX_TIMEOUT]``."""
     if timeout is None:
         return DEFAULT_TIMEOUT
-    value = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
-    if not value > 0:
-        raise AgentContractError(f"a completion timeout must be positive, got {timeout!r}")
+    if isinstance(timeout, timedelta):
+        value = timeout.total_seconds()
+    elif isinstance(timeout, int | float) and not isinstance(timeout, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+        value = float(timeout)
+    else:
+        raise AgentContractError(
+            f"a completion timeout is seconds (a number) or a timedelta, got {timeout!r}"
+        )
+    if not 0 < value <= MAX_TIMEOUT:  # also refuses NaN and infinities
+        raise AgentContractError(
+            f"a completion timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds "
+            f"(waiting always has a deadline), got {timeout!r}"
+        )
     return value
 
 
@@ -56,6 +78,8 @@ class CorrelationKey:
 
     request_key: Callable[[Any, CallInfo], Hashable]
     result_key: Callable[[Any], Hashable]
+    result_field: str | None = None
+    """The result Message field the key is read from, when known (checked at declaration)."""
 
     def __call__(self, request: Any, result: Any, call: CallInfo) -> bool:
         return self.request_key(request, call) == self.result_key(result)
@@ -85,8 +109,12 @@ def by_invocation_id(result_field: str) -> CorrelationKey:
             success=SavedTodo, correlate=agent.by_invocation_id("request_id")
         )
     """
+    if not isinstance(result_field, str) or not result_field:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("by_invocation_id takes the name of a result Message field")
     return CorrelationKey(
-        lambda _req, call: call.invocation.id, lambda res: getattr(res, result_field, None)
+        lambda _req, call: call.invocation.id,
+        lambda res: getattr(res, result_field, None),
+        result_field,
     )
 
 
@@ -103,7 +131,9 @@ class Completion:
             from the moment the host's ``dispatch`` is called.
 
     Raises:
-        AgentContractError: a class is not a Message, or the timeout is not positive.
+        AgentContractError: a class is not a Message; the timeout is not a finite number of
+            seconds in ``(0, MAX_TIMEOUT]``; a :func:`by_invocation_id` field is not declared
+            on ``success`` (or ``failure``), so no result could ever match.
     """
 
     success: type[Message]
@@ -116,39 +146,105 @@ class Completion:
         for cls in (self.success, self.failure):
             if cls is not None and not (isinstance(cls, type) and issubclass(cls, Message)):  # pyright: ignore[reportUnnecessaryIsInstance]
                 raise AgentContractError(f"Completion takes Message classes, got {cls!r}")
+        correlate = self.correlate
+        if isinstance(correlate, CorrelationKey) and correlate.result_field is not None:
+            for cls in (self.success, self.failure):
+                if cls is not None and correlate.result_field not in cls.model_fields:
+                    raise AgentContractError(
+                        f"by_invocation_id({correlate.result_field!r}): {cls.tag()} has no "
+                        f"{correlate.result_field!r} field, so no result could ever match and "
+                        "every call would wait out its timeout; declare the field and copy the "
+                        "invocation id onto it in update"
+                    )
         object.__setattr__(self, "seconds", _seconds(self.timeout))
+
+
+@runtime_checkable
+class StateSource(Protocol):
+    """A value outside the Model that a state completion can wait on (``when(source=...)``).
+
+    ``get()`` returns the current value; ``subscribe(callback)`` calls ``callback`` (with any
+    arguments, which are ignored) whenever the value may have changed and returns a function
+    that unsubscribes. The value may be mutated in place, so every notification re-evaluates.
+    """
+
+    def get(self) -> Any: ...
+
+    def subscribe(self, callback: Callable[..., None], /) -> Callable[[], None]: ...
 
 
 @dataclass(frozen=True)
 class StateCompletion:
-    """Wait until ``predicate(projection value, request)`` holds. Build it with :func:`when`."""
+    """Wait until ``predicate(value, request)`` holds. Build it with :func:`when`.
 
-    projection: Projection
+    Attributes:
+        projection: the projection of the Model the value is read from, or ``None``.
+        source: the :class:`StateSource` the value is read from instead, or ``None``.
+    """
+
+    projection: Projection | None
     predicate: Callable[[Any, Any], bool]
     timeout: float | timedelta | None = None
+    source: StateSource | None = None
     seconds: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seconds", _seconds(self.timeout))
 
+    def read(self, model: Any) -> Any:
+        """The value the predicate is given: the source's ``get()`` or the projection of
+        ``model``."""
+        if self.source is not None:
+            return self.source.get()
+        assert self.projection is not None
+        return self.projection.get(model)
+
 
 def when(
     *,
-    projection: Projection,
     predicate: Callable[[Any, Any], bool],
+    projection: Projection | None = None,
+    source: StateSource | None = None,
     timeout: float | timedelta | None = None,
 ) -> StateCompletion:
-    """Complete when a condition on the Model holds.
+    """Complete when a condition on the Model (or on an outside source) holds.
 
-    ``predicate(value, request)`` gets the projection's value (a dict keyed by field name)
-    and the request (the decoded input). It is checked once right after dispatch, so a
-    condition already true completes at once, and again on every Model change that alters the
-    projected value. Completed means the condition holds, not that this call made it true.
+    ``predicate(value, request)`` gets the value and the request (the decoded input). The value
+    is the projection's (a dict keyed by field name) or, with ``source=``, ``source.get()``.
+    Waiting subscribes before the Message is sent and checks once more when waiting starts, so
+    a condition already true completes at once. A projection is re-evaluated on every Model
+    change that alters the projected value; a source on every notification (it may mutate in
+    place). Completed means the condition holds, not that this call made it true.
+
+    Args:
+        predicate: ``(value, request) -> bool``; one that raises fails that call as a defect.
+        projection: a projection of this application's Model (``bind`` then needs
+            ``host.subscribe``).
+        source: a :class:`StateSource` (``get()`` and ``subscribe(callback) -> unsubscribe``)
+            for a value outside the Model; ``bind`` then needs nothing more of the host.
+        timeout: as for :class:`Completion` (default 30 s, at most ``MAX_TIMEOUT``).
+
+    Raises:
+        AgentContractError: neither or both of ``projection`` and ``source``; a source without
+            ``get``/``subscribe``; a bad timeout.
 
     Example:
         >>> when(projection=projection.pick(App.model.todos),
         ...      predicate=lambda v, req: any(t.title == req.title for t in v["todos"]))
+        >>> when(source=saved_drafts, predicate=lambda drafts, req: req.id in drafts)
     """
-    if not isinstance(projection, Projection):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if (projection is None) == (source is None):
+        raise AgentContractError("when takes exactly one of projection= or source=")
+    if projection is not None and not isinstance(projection, Projection):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("when(projection=...) takes a projection")
-    return StateCompletion(projection=projection, predicate=predicate, timeout=timeout)
+    if source is not None and not (
+        callable(getattr(source, "get", None)) and callable(getattr(source, "subscribe", None))
+    ):
+        raise AgentContractError(
+            "when(source=...) takes an object with get() and subscribe(callback) -> unsubscribe"
+        )
+    if not callable(predicate):
+        raise AgentContractError("when(predicate=...) takes (value, request) -> bool")
+    return StateCompletion(
+        projection=projection, predicate=predicate, timeout=timeout, source=source
+    )

@@ -21,7 +21,7 @@ from ..app.surface import Action, Application, MessageSet
 from ..errors import AgentContractError
 from .completion import Completion, StateCompletion
 from .names import NAME_PATTERN, default_name, is_valid_name
-from .schema import InputDecoder, JsonSchema, RecursiveSchemaError
+from .schema import InputDecoder, JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
 
 __all__ = [
     "TITLE_MAX",
@@ -380,6 +380,12 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
             "give the variant a non-recursive input",
             capability=tag,
         ) from exc
+    except UnexpressibleSchemaError as exc:
+        raise AgentContractError(
+            f"{tag!r}: the input field {exc.path or '(the whole input)'!r} would not accept "
+            f"what its advertised schema says: {exc.reason}",
+            capability=tag,
+        ) from exc
     return Capability(
         name=name,
         tag=tag,
@@ -506,6 +512,42 @@ class AgentDefinition:
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {c.name: c for c in self.capabilities})
         object.__setattr__(self, "by_tag", {c.tag: c for c in self.capabilities})
+        self._check_one_model()
+
+    def projections(self) -> list[tuple[str, Projection]]:
+        """Every projection the contract reads, with where it is declared."""
+        found: list[tuple[str, Projection]] = []
+        if self.context is not None:
+            found.append(("the context", self.context))
+        found.extend((f"resource {name!r}", r.projection) for name, r in self.resources.items())
+        for cap in self.capabilities:
+            completion = cap.completion
+            if isinstance(completion, StateCompletion) and completion.projection is not None:
+                found.append((f"{cap.name!r}'s completion", completion.projection))
+        return found
+
+    def reads_model(self) -> type[Any] | None:
+        """The Model class the contract reads: its ``model_type``, else its projections' root."""
+        if self.model_type is not None:
+            return self.model_type
+        return next((p.root for _, p in self.projections() if p.root is not None), None)
+
+    def _check_one_model(self) -> None:
+        """Every projection must read this application's Model (DESIGN §4.8, spec "Completing
+        on state"): a projection of another Model would fail on every read."""
+        expected: type[Any] | None = self.model_type
+        first = "the contract's Model"
+        for where, proj in self.projections():
+            root = proj.root
+            if root is None:
+                continue
+            if expected is None:
+                expected, first = root, where
+            elif root is not expected:
+                raise AgentContractError(
+                    f"{where} reads {root.__name__}, but {first} is {expected.__name__}; a "
+                    "projection must read this application's Model"
+                )
 
     def wiring(self) -> Wiring:
         """The contract as an assembly part; ``definition.wiring().contract is definition``."""

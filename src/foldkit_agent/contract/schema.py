@@ -37,6 +37,8 @@ from ..errors import AgentInvalidInputError, InputIssue
 __all__ = [
     "InputDecoder",
     "RecursiveSchemaError",
+    "UnexpressibleSchemaError",
+    "check_expressible",
     "json_schema",
     "projection_schema",
     "schema_of_type",
@@ -47,6 +49,20 @@ JsonSchema = dict[str, Any]
 
 class RecursiveSchemaError(ValueError):
     """The type refers to itself, so it has no finite inlined schema."""
+
+
+class UnexpressibleSchemaError(ValueError):
+    """The type accepts what its JSON Schema cannot say (DESIGN §4.13).
+
+    Attributes:
+        path: the dotted field path (``""`` for the input as a whole).
+        reason: what the constraint is and how to express it instead.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path or 'the input'}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,6 +134,138 @@ def _profile(node: Any, defs: Mapping[str, JsonSchema], seen: tuple[str, ...]) -
 
 
 # ---------------------------------------------------------------------------------------------
+# WHAT JSON SCHEMA CANNOT SAY
+# ---------------------------------------------------------------------------------------------
+
+_STR_CONSTRAINTS = ("min_length", "max_length", "pattern")
+_STR_NORMALISERS = ("strip_whitespace", "to_lower", "to_upper")
+_CONFIG_NORMALISERS = {
+    "str_strip_whitespace": "strip_whitespace",
+    "str_to_lower": "to_lower",
+    "str_to_upper": "to_upper",
+}
+_COERCING = {
+    "function-before": "a before validator",
+    "function-wrap": "a wrap validator",
+    "function-plain": "a plain validator",
+}
+
+
+def check_expressible(model: type[BaseModel]) -> None:
+    """Refuse an input type whose accepted values differ from its exported JSON Schema.
+
+    Decoding runs pydantic in strict JSON mode; the exported schema describes the type and its
+    ``Field``/``StringConstraints`` bounds. Two kinds of constraint change what is accepted in
+    a way JSON Schema cannot say, and are refused here (DESIGN §4.13):
+
+    * a string normaliser (``strip_whitespace``, ``to_lower``, ``to_upper``, in
+      ``StringConstraints`` or the model config) on a string that also has a length bound or a
+      pattern: the bound is checked against the normalised text, not the text sent;
+    * a user ``before``, ``wrap`` or ``plain`` validator (field or model): it sees the raw
+      input, so it can accept values the schema excludes.
+
+    An ``after`` validator stays allowed: it runs on a value that already matched the schema,
+    so it can only refuse it (reported as invalid input naming the field) or normalise it.
+    Pydantic's own validators (URLs, IP addresses, secrets) are trusted.
+
+    Raises:
+        UnexpressibleSchemaError: naming the field path and what to write instead.
+    """
+    _check_node(model.__pydantic_core_schema__, (), {}, {}, set())
+
+
+def _check_node(
+    node: Any,
+    path: tuple[str, ...],
+    config: Mapping[str, Any],
+    defs: dict[str, Any],
+    seen: set[str],
+) -> None:
+    if not isinstance(node, dict):
+        return
+    schema = cast(dict[str, Any], node)
+    kind = schema.get("type")
+    where = ".".join(path)
+    if kind == "definitions":
+        for definition in cast(list[dict[str, Any]], schema.get("definitions", [])):
+            ref = definition.get("ref")
+            if isinstance(ref, str):
+                defs[ref] = definition
+        _check_node(schema.get("schema"), path, config, defs, seen)
+        return
+    ref = schema.get("schema_ref") if kind == "definition-ref" else None
+    if isinstance(ref, str):
+        if ref not in seen and ref in defs:
+            _check_node(defs[ref], path, config, defs, seen | {ref})
+        return
+    own_ref = schema.get("ref")
+    if isinstance(own_ref, str):
+        defs.setdefault(own_ref, schema)
+        seen = seen | {own_ref}
+    if kind in _COERCING and not _ours(schema.get("function")):
+        raise UnexpressibleSchemaError(
+            where,
+            f"{_COERCING[kind]} sees the raw input, so it can accept values the advertised "
+            "schema excludes; check the value in an after validator (mode='after'), or express "
+            "the constraint with Field(...)/StringConstraints",
+        )
+    if kind == "model":
+        config = {**config, **cast(dict[str, Any], schema.get("config") or {})}
+    elif kind == "lax-or-strict":
+        _check_node(schema.get("strict_schema"), path, config, defs, seen)
+        return
+    elif kind == "json-or-python":
+        _check_node(schema.get("json_schema"), path, config, defs, seen)
+        return
+    elif kind == "str":
+        _check_str(schema, where, config)
+        return
+    for key, value in schema.items():
+        if key in ("serialization", "metadata", "ref", "config", "function"):
+            continue
+        if key == "fields" and isinstance(value, dict):
+            for name, field_schema in cast(dict[str, Any], value).items():
+                alias = cast(dict[str, Any], field_schema).get("validation_alias")
+                label = alias if isinstance(alias, str) else name
+                _check_node(field_schema, (*path, label), config, defs, seen)
+        elif key == "choices" and isinstance(value, dict):
+            for choice in cast(dict[Any, Any], value).values():
+                _check_node(choice, path, config, defs, seen)
+        elif isinstance(value, dict):
+            _check_node(value, path, config, defs, seen)
+        elif isinstance(value, list):
+            for item in cast(list[Any], value):
+                _check_node(item[0] if isinstance(item, tuple) else item, path, config, defs, seen)
+
+
+def _check_str(schema: Mapping[str, Any], where: str, config: Mapping[str, Any]) -> None:
+    normalisers = [n for n in _STR_NORMALISERS if schema.get(n)]
+    normalisers += [
+        n for c, n in _CONFIG_NORMALISERS.items() if config.get(c) and n not in normalisers
+    ]
+    bounded = any(schema.get(c) is not None for c in _STR_CONSTRAINTS) or any(
+        config.get(c) is not None for c in ("str_min_length", "str_max_length")
+    )
+    if normalisers and bounded:
+        raise UnexpressibleSchemaError(
+            where,
+            f"{' and '.join(normalisers)} runs before the length/pattern check, so the bound "
+            "applies to text other than what is sent and the advertised schema is wrong; drop "
+            "the normaliser and state the rule in the schema (for example a pattern that "
+            "refuses leading and trailing spaces)",
+        )
+
+
+def _ours(function: Any) -> bool:
+    """Whether a validator function is pydantic's own (trusted to match its JSON Schema)."""
+    inner: Any = (
+        cast(dict[str, Any], function).get("function") if isinstance(function, dict) else function
+    )
+    module = getattr(inner, "__module__", None) or ""
+    return module == "pydantic" or module.startswith("pydantic.")
+
+
+# ---------------------------------------------------------------------------------------------
 # DECODING
 # ---------------------------------------------------------------------------------------------
 
@@ -140,6 +288,7 @@ class InputDecoder:
         self.model = model
         self._adapter: TypeAdapter[BaseModel] = TypeAdapter(model)
         self.schema: JsonSchema = json_schema(model)
+        check_expressible(model)
         self.accepted: tuple[str, ...] = tuple(self.schema["properties"])
 
     def decode(self, capability: str, payload: object) -> BaseModel:
@@ -156,9 +305,11 @@ class InputDecoder:
         try:
             text = to_json(payload, inf_nan_mode="constants")
         except (TypeError, ValueError, RecursionError) as exc:
-            raise self._invalid(
-                capability, [{"path": "", "problem": "the input must be plain JSON data"}]
-            ) from exc
+            issue = _unencodable_text(payload) or {
+                "path": "",
+                "problem": "the input must be plain JSON data",
+            }
+            raise self._invalid(capability, [issue]) from exc
         if b"NaN" in text or b"Infinity" in text:
             # Either a string holding those letters, or a real non-finite float, which is
             # not JSON: the strict encoder tells the two apart (and raises on the latter).
@@ -194,6 +345,39 @@ class InputDecoder:
                 seen.add(key)
                 out.append({"path": path, "problem": problem})
         return out
+
+
+_NOT_TEXT = "holds text that is not valid Unicode (a lone UTF-16 surrogate)"
+_NOT_A_NAME = "has a field name that is not valid Unicode (a lone UTF-16 surrogate)"
+
+
+def _unencodable_text(payload: Any) -> InputIssue | None:
+    """The first string (value or field name) in ``payload`` that UTF-8 cannot encode (a lone
+    surrogate), as an issue naming where it is; ``None`` when there is none."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(payload, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if not _encodable(value):
+                return {"path": ".".join(path), "problem": _NOT_TEXT}
+        elif isinstance(value, dict):
+            items = cast(dict[Any, Any], value)
+            for key, item in reversed(list(items.items())):
+                if isinstance(key, str) and not _encodable(key):
+                    return {"path": ".".join(path), "problem": _NOT_A_NAME}
+                stack.append((item, (*path, str(key))))
+        elif isinstance(value, list | tuple):
+            seq = cast(Sequence[Any], value)
+            stack.extend((item, (*path, str(i))) for i, item in reversed(list(enumerate(seq))))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _walk(schema: JsonSchema, loc: tuple[int | str, ...]) -> tuple[str, JsonSchema | None, bool]:

@@ -167,6 +167,7 @@ class RuntimeResources:
         try:
             return res.projection.encode(self._rt.host.model())
         except Exception as exc:
+            _log.warning("resource %r could not be read", name, exc_info=True)
             raise AgentResourceError(resource=name, known=True) from exc
 
 
@@ -195,6 +196,7 @@ class AgentRuntime(Generic[M, P]):
         self.messages = RuntimeMessages(self)
         self.resources = RuntimeResources(self)
         self._in_flight = 0
+        self._ids_in_flight: set[str] = set()
         self._message_hub = MessageHub()
         self._state_hub = StateHub()
         self._observing: Unsubscribe | None = None
@@ -213,9 +215,20 @@ class AgentRuntime(Generic[M, P]):
         return [c for c in self.definition.capabilities if c.available is None or holds(c, model)]
 
     def context(self) -> dict[str, Any] | None:
-        """The context projection of the current Model as JSON data (``None`` without one)."""
+        """The context projection of the current Model as JSON data (``None`` without one).
+
+        Raises:
+            AgentResourceError: the Model could not be read or projected (``resource`` is
+                ``"context"``; the cause is logged, never shown).
+        """
         ctx = self.definition.context
-        return None if ctx is None else ctx.encode(self.host.model())
+        if ctx is None:
+            return None
+        try:
+            return ctx.encode(self.host.model())
+        except Exception as exc:
+            _log.warning("the context projection could not be read", exc_info=True)
+            raise AgentResourceError(resource="context", known=True) from exc
 
     def pending(self) -> int:
         """How many invocations are in flight (between resolution and their answer)."""
@@ -383,6 +396,8 @@ class AgentRuntime(Generic[M, P]):
                 raise
             finally:
                 self._in_flight -= 1
+                if run.claimed:
+                    self._ids_in_flight.discard(inv.id)
                 if span is not None:
                     span.set_attribute("agent.decision", decision)
                     span.set_attribute("agent.outcome", outcome)
@@ -403,6 +418,13 @@ class AgentRuntime(Generic[M, P]):
             input=run.payload,
         )
 
+    def claim_invocation_id(self, invocation_id: str) -> bool:
+        """Hold ``invocation_id`` for a call until it answers; ``False`` when it is held."""
+        if invocation_id in self._ids_in_flight:
+            return False
+        self._ids_in_flight.add(invocation_id)
+        return True
+
     def message_hub(self) -> MessageHub:
         """The hub of Message completions, observing the host from its first use."""
         if self._observing is None:
@@ -411,9 +433,10 @@ class AgentRuntime(Generic[M, P]):
             self._observing = observe(self._message_hub.on_message)
         return self._message_hub
 
-    def state_hub(self) -> StateHub:
-        """The hub of state completions, subscribed to the host from its first use."""
-        if self._subscribed is None:
+    def state_hub(self, *, host: bool = True) -> StateHub:
+        """The hub of state completions; with ``host``, subscribed to the host's Model
+        changes from its first use (a ``when(source=...)`` needs no host subscription)."""
+        if host and self._subscribed is None:
             subscribe = host_subscribe(self.host)
             assert subscribe is not None  # checked at bind
             self._subscribed = subscribe(self._state_hub.on_model)
@@ -465,7 +488,11 @@ def bind(
                 "observe(on_message)",
                 capability=cap.name,
             )
-        if isinstance(cap.completion, StateCompletion) and host_subscribe(host) is None:
+        if (
+            isinstance(cap.completion, StateCompletion)
+            and cap.completion.source is None
+            and host_subscribe(host) is None
+        ):
             raise AgentContractError(
                 f"{cap.name!r} completes on state, so the host must provide subscribe(on_model)",
                 capability=cap.name,

@@ -4,8 +4,8 @@
 decoded input, the principal, the Message) and whether the host has been called. The steps,
 in the order :meth:`Dispatch.run` takes them (DESIGN §4.3):
 
-1. :meth:`~Dispatch.resolve` - the capability exists and the invocation is not already aborted
-   (neither reads the Model);
+1. :meth:`~Dispatch.resolve` - the capability exists, the invocation is not already aborted
+   and its id is not held by a call still in flight (none of which reads the Model);
 2. :meth:`~Dispatch.check_available` - read the one Model snapshot, then ``available(model)``;
 3. :meth:`~Dispatch.decode` - strict decoding of the wire input;
 4. :meth:`~Dispatch.authorize` - resolve the principal (only where it is needed) and run
@@ -43,7 +43,7 @@ from ..errors import (
     InputRejected,
 )
 from .results import CompletionOutcome, DispatchResult
-from .waiting import Waiter
+from .waiting import MessageHub, StateHub, Waiter
 
 if TYPE_CHECKING:
     from .bound import AgentRuntime
@@ -75,12 +75,14 @@ class Dispatch:
         principal: the caller, once resolved (``None`` before, or when nobody authenticated).
         host_called: ``True`` from the moment ``host.dispatch`` is called: from then on a
             failure leaves delivery unknown.
+        claimed: the invocation id was free and is held by this call until it answers.
     """
 
     __slots__ = (
         "_principal",
         "_rt",
         "cap",
+        "claimed",
         "host_called",
         "invocation",
         "model",
@@ -104,6 +106,7 @@ class Dispatch:
         self.model: Any = None
         self._principal: Any = _UNSET
         self.host_called = False
+        self.claimed = False
 
     @property
     def principal(self) -> Any:
@@ -130,6 +133,14 @@ class Dispatch:
         if self.cap is None:
             raise AgentUnknownCapabilityError(capability=self.name)
         self._refuse_if_aborted()
+        self.claimed = self._rt.claim_invocation_id(self.invocation.id)
+        if not self.claimed:
+            raise AgentContractError(
+                f"The call to {self.name!r} reuses the invocation id of a call still in flight; "
+                "give every call its own id (leave Invocation.id unset for a fresh one). "
+                "Nothing was sent.",
+                capability=self.name,
+            )
         return self.cap
 
     # -- 2. available -----------------------------------------------------------------------
@@ -340,15 +351,20 @@ class Dispatch:
         rt = self._rt
         loop = asyncio.get_running_loop()
         inv = self.invocation
-        is_state = isinstance(completion, StateCompletion)
-        waiter = Waiter(completion, decoded if is_state else message, inv)
-        hub = rt.state_hub() if is_state else rt.message_hub()
-        hub.add(waiter)
+        hub: MessageHub | StateHub
+        if isinstance(completion, StateCompletion):
+            waiter = Waiter(completion, decoded, inv)
+            hub = rt.state_hub(host=completion.source is None)
+        else:
+            waiter = Waiter(completion, message, inv)
+            hub = rt.message_hub()
+        hub.add(waiter)  # before sending, so a result produced while sending is not missed
         try:
             deadline = loop.time() + completion.seconds
             await self._call_host(cap, message, deadline)
-            if is_state and not waiter.future.done():
-                rt.state_hub().check(waiter, rt.host.model())
+            if isinstance(hub, StateHub) and not waiter.future.done():
+                # The check when waiting starts: a condition already true completes at once.
+                hub.check(waiter, rt.host.model() if hub_reads_model(completion) else None)
             try:
                 status, result = await race(waiter.future, inv.signal, deadline)
             except Abort:
@@ -366,7 +382,10 @@ class Dispatch:
                 cap.name, cap.tag, message, inv, CompletionOutcome(status, result)
             )
         finally:
-            hub.remove(waiter)
+            if isinstance(hub, MessageHub) and not waiter.future.done():
+                hub.abandon(waiter)  # its late result must reach no other call
+            else:
+                hub.remove(waiter)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -374,6 +393,11 @@ class Dispatch:
         signal = self.invocation.signal
         if signal is not None and signal.is_set():
             raise AgentCancelledError(capability=self.name, dispatched=False)
+
+
+def hub_reads_model(completion: Completion | StateCompletion) -> bool:
+    """Whether a state completion reads the Model (a projection) rather than a source."""
+    return isinstance(completion, StateCompletion) and completion.source is None
 
 
 def holds(cap: Capability, model: Any) -> bool:
