@@ -39,7 +39,7 @@ def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
         "hints",
         "input_schema",
         "model_dependent",
-        "authorized",
+        "has_authorize",
         "completion",
         "size",
         "schema_size",
@@ -61,11 +61,11 @@ def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
         "timeout_seconds": 2.0,
     }
     assert by_name["toggle_todo"]["completion"] == {"kind": "none"}
-    assert (by_name["delete_todo"]["authorized"], by_name["delete_todo"]["model_dependent"]) == (
+    assert (by_name["delete_todo"]["has_authorize"], by_name["delete_todo"]["model_dependent"]) == (
         True,
         True,
     )
-    assert (create["authorized"], create["model_dependent"]) == (False, False)
+    assert (create["has_authorize"], create["model_dependent"]) == (False, False)
     assert [r["name"] for r in m["resources"]] == ["todos"]
     assert m["context"]["schema"] == agent.context_schema(AppAgent)
 
@@ -149,9 +149,16 @@ def test_a_non_definition_is_refused() -> None:
         to_manifest({"capabilities": []})  # type: ignore[arg-type]
 
 
+def test_agent_md_is_titled_after_the_application_not_the_model_class() -> None:
+    text = to_markdown(AppAgent, source="examples.todo:AppAgent")
+    assert text.startswith("# Agent contract: todo\n")
+    assert "regenerate with `foldkit-agent docs examples.todo:AppAgent -o AGENT.md`" in text
+    assert to_markdown(AppAgent).startswith("# Agent contract\n")
+    assert "Model" not in to_markdown(AppAgent).splitlines()[0]
+
+
 def test_agent_md_documents_each_capability_field_and_the_budget() -> None:
     text = to_markdown(AppAgent)
-    assert text.startswith("# Agent contract: `Model`\n")
     assert text.endswith("\n")
     assert not text.endswith("\n\n")
     for cap in AppAgent.capabilities:
@@ -200,4 +207,6 @@ def test_the_committed_todo_files_are_current() -> None:
     assert (ROOT / "examples/todo/agent.json").read_text(encoding="utf-8") == manifest_json(
         AppAgent
     )
-    assert (ROOT / "examples/todo/AGENT.md").read_text(encoding="utf-8") == to_markdown(AppAgent)
+    assert (ROOT / "examples/todo/AGENT.md").read_text(encoding="utf-8") == to_markdown(
+        AppAgent, source="examples.todo:AppAgent"
+    )

@@ -8,13 +8,17 @@
         messages=TodoAgent.expose(TodoMessage, {RequestedCreateTodo: "Create a todo"}),
     )
     runtime = TodoAgent.bind(definition=AppAgent, host=running.host)
+
+The error family is here too (``agent.AgentError`` and its subclasses, the same classes as
+:mod:`foldkit_agent.errors` and the front door), so ``except agent.AgentError`` catches every
+refusal a dispatch can raise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -59,7 +63,20 @@ from .contract.declare import (
     resource,
     variant,
 )
-from .errors import AgentContractError, InputRejected
+from .errors import (
+    AgentAuthorizationError,
+    AgentCancelledError,
+    AgentCapabilityUnavailableError,
+    AgentCompletionTimeoutError,
+    AgentContractError,
+    AgentError,
+    AgentHostError,
+    AgentInvalidInputError,
+    AgentResourceError,
+    AgentUnknownCapabilityError,
+    InputIssue,
+    InputRejected,
+)
 from .manifest import context_schema, messages, resources, schema, to_manifest, to_markdown
 from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
 from .runtime.outcome import Outcome, summarize
@@ -69,9 +86,19 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_TIMEOUT",
     "ActionVariant",
+    "AgentAuthorizationError",
     "AgentBuilder",
+    "AgentCancelledError",
+    "AgentCapabilityUnavailableError",
+    "AgentCompletionTimeoutError",
+    "AgentContractError",
     "AgentDefinition",
+    "AgentError",
+    "AgentHostError",
+    "AgentInvalidInputError",
+    "AgentResourceError",
     "AgentRuntime",
+    "AgentUnknownCapabilityError",
     "AuditEntry",
     "AuditLog",
     "AuditSink",
@@ -85,6 +112,7 @@ __all__ = [
     "Deny",
     "DispatchResult",
     "Hints",
+    "InputIssue",
     "InputRejected",
     "Invocation",
     "InvocationContext",
@@ -198,21 +226,46 @@ class AgentBuilder(Generic[M, P]):
             open_world=open_world,
         )
 
+    @overload
+    def expose(self, mapping: Mapping[Any, Any], /) -> ExposedMessages: ...
+
+    @overload
+    def expose(
+        self, union: MessageUnion | Application[Any], mapping: Mapping[Any, Any], /
+    ) -> ExposedMessages: ...
+
     def expose(
         self,
-        union: MessageUnion | Application[Any] | None = None,
+        union_or_mapping: MessageUnion | Application[Any] | Mapping[Any, Any],
         mapping: Mapping[Any, Any] | None = None,
+        /,
     ) -> ExposedMessages:
         """See :func:`~foldkit_agent.contract.expose`; the union defaults to the application's.
 
-        ``TodoAgent.expose({...})`` and ``TodoAgent.expose(TodoMessage, {...})`` both work.
+        ``TodoAgent.expose({...})`` exposes Messages of the builder's own union (the one
+        :func:`for_application` captured); ``TodoAgent.expose(TodoMessage, {...})`` names the
+        union explicitly. Both type-check.
+
+        Raises:
+            AgentContractError: see :func:`~foldkit_agent.contract.expose`.
+            AgentContractError: also when only a mapping is given and the builder has no
+                union (:func:`for_model` without ``union=``).
+
+        Example:
+            >>> TodoAgent.expose({RequestedCreateTodo: "Create a todo"})
         """
-        if mapping is None and isinstance(union, Mapping):
-            union, mapping = None, union  # pyright: ignore[reportUnknownVariableType]
-        target = union if union is not None else self.union
-        if target is None:
-            raise TypeError("expose needs the Message union (this builder has none)")
-        return expose(target, mapping or {})  # pyright: ignore[reportUnknownArgumentType]
+        if mapping is None:
+            if not isinstance(union_or_mapping, Mapping):
+                raise AgentContractError("expose takes a mapping, or a Message union and a mapping")
+            if self.union is None:
+                raise AgentContractError(
+                    "expose needs the Message union: this builder has none, so call "
+                    "expose(TodoMessage, {...})"
+                )
+            return expose(self.union, union_or_mapping)
+        if isinstance(union_or_mapping, Mapping):
+            raise AgentContractError("expose takes the Message union first, then the mapping")
+        return expose(union_or_mapping, mapping)
 
     def expose_subset(self, subset: MessageSet, mapping: Mapping[Any, Any]) -> ExposedMessages:
         """See :func:`~foldkit_agent.contract.expose_subset`."""

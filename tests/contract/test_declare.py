@@ -44,6 +44,7 @@ def test_f10_names_clients_reject_fail_at_declaration_naming_the_variant(bad_nam
     with pytest.raises(AgentContractError) as info:
         agent.expose(Msg, {Incremented: agent.variant(name=bad_name, description="Add")})
     assert "Incremented" in str(info.value)
+    assert str(info.value).endswith("; choose another name=")  # a name= was given already
 
 
 def test_f10_a_tag_whose_default_name_is_invalid_needs_an_explicit_name() -> None:
@@ -162,13 +163,22 @@ def test_introspection_is_plain_data() -> None:
             "additionalProperties": False,
         },
         "model_dependent": True,
-        "authorized": False,
+        "has_authorize": False,
         "completion": "none",
     }
-    assert data["capabilities"][1]["authorized"] is True
+    assert data["capabilities"][1]["has_authorize"] is True
     assert data["context"] == {
         "type": "object",
         "properties": {"count": {"type": "integer"}},
         "required": ["count"],
         "additionalProperties": False,
     }
+
+
+def test_the_error_family_is_reachable_from_the_agent_namespace() -> None:
+    import foldkit_agent
+    from foldkit_agent import errors
+
+    for name in errors.__all__:
+        assert getattr(agent, name) is getattr(errors, name) is getattr(foldkit_agent, name)
+    assert issubclass(agent.AgentAuthorizationError, agent.AgentError)

@@ -263,8 +263,19 @@ async def test_authorize_sees_principal_input_model_and_transport() -> None:
 
 
 async def test_a_contract_with_authorize_needs_a_principal_provider_at_bind() -> None:
-    with pytest.raises(AgentContractError, match="principal"):
+    with pytest.raises(AgentContractError) as info:
         agent.bind(definition=make_contract(), host=RecordingHost(Model()))
+    assert str(info.value).startswith(
+        "the capability 'delete_selected' has an authorize hook, so bind needs principal=: "
+        "a provider that reads the caller from invocation.credentials"
+    )
+    with pytest.raises(AgentContractError) as info:
+        agent.bind(
+            definition=make_contract(inc_authorize=lambda r: True), host=RecordingHost(Model())
+        )
+    assert str(info.value).startswith(
+        "the capabilities 'incremented', 'delete_selected' have authorize hooks, so bind"
+    )
 
 
 async def test_the_principal_comes_from_the_provider_never_from_arguments() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -21,8 +22,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from ..contract.declare import AgentDefinition
 from ..manifest import manifest_json, to_markdown
-from . import app
+from . import Command, app
 from .loading import TargetArg, definition_or_fail, load_definition
 from .loading import fail as _fail
 
@@ -33,7 +35,7 @@ EXIT_DRIFT = 1
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def _generate(reference: str, render: Any) -> str:
+def _generate(reference: str, render: Callable[[AgentDefinition], str]) -> str:
     definition = definition_or_fail(reference)
     try:
         return render(definition)
@@ -60,7 +62,7 @@ OutputOpt = Annotated[
 ]
 
 
-@app.command()
+@app.command(cls=Command)
 def manifest(target: TargetArg, output: OutputOpt = None) -> None:
     """Print the contract's manifest (agent.json): deterministic JSON to commit and diff."""
     text = _generate(target, manifest_json)
@@ -68,14 +70,14 @@ def manifest(target: TargetArg, output: OutputOpt = None) -> None:
     _emit(text, output, f"{size['bytes']} bytes of schema, ~{size['tokens']} tokens")
 
 
-@app.command()
+@app.command(cls=Command)
 def docs(target: TargetArg, output: OutputOpt = None) -> None:
     """Print the contract's Markdown documentation (AGENT.md)."""
-    text = _generate(target, to_markdown)
+    text = _generate(target, lambda d: to_markdown(d, source=target))
     _emit(text, output, f"{text.count(chr(10))} lines")
 
 
-@app.command()
+@app.command(cls=Command)
 def check(
     target: TargetArg,
     committed: Annotated[
@@ -100,7 +102,7 @@ def check(
     definition = definition_or_fail(target)
     pairs: list[tuple[Path, str, str]] = [(committed, manifest_json(definition), "manifest")]
     if docs_file is not None:
-        pairs.append((docs_file, to_markdown(definition), "docs"))
+        pairs.append((docs_file, to_markdown(definition, source=target), "docs"))
     drifted = 0
     for path, fresh, command in pairs:
         old = _read(path)

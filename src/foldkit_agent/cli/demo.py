@@ -24,7 +24,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from . import app
+from . import Command, app
 from .loading import fail
 
 __all__ = ["DEMO_TOKENS", "demo", "run_demo"]
@@ -250,7 +250,7 @@ def _configs(url: str) -> str:
     )
 
 
-@app.command()
+@app.command(cls=Command)
 def demo(
     serve: bool = typer.Option(
         False, "--serve", help="Keep the server up and print client configs"

@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from . import app
+from . import Command, Group, app
 from .loading import TargetArg, definition_or_fail
 from .loading import fail as _fail
 
@@ -33,6 +33,7 @@ __all__ = ["actions", "default_server_name", "mcp_config_command", "native"]
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 native = typer.Typer(
+    cls=Group,
     name="native",
     help="Connect an Agent Native app (@agent-native/core) to this contract.",
     no_args_is_help=True,
@@ -62,7 +63,7 @@ def _headers(values: list[str]) -> dict[str, str]:
     return headers
 
 
-@native.command("mcp-config")
+@native.command("mcp-config", cls=Command)
 def mcp_config_command(
     target: TargetArg,
     url: Annotated[
@@ -111,7 +112,7 @@ def mcp_config_command(
         )
 
 
-@native.command("actions")
+@native.command("actions", cls=Command)
 def actions(
     target: TargetArg,
     out: Annotated[
@@ -122,8 +123,9 @@ def actions(
         str,
         typer.Option(
             "--url",
-            help="Base URL of our HTTP surface (the native_app mount, e.g. "
-            "http://127.0.0.1:8000/agent); FOLDKIT_AGENT_URL overrides it at run time.",
+            help="Base URL of the endpoint the actions call: http://127.0.0.1:8000/native for "
+            "foldkit-agent serve ... --native-token TOKEN (a native_app you mount yourself "
+            "answers at its path, /agent by default); FOLDKIT_AGENT_URL overrides it at run time.",
             show_default=False,
         ),
     ],

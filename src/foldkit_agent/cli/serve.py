@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from .. import __version__
 from ..runtime.bound import AgentRuntime
-from . import app
+from . import Command, app
 from .loading import TargetError, fail, load_attr
 
 __all__ = ["HttpPart", "combine", "http_parts", "open_runtime", "run_http", "serve"]
@@ -305,7 +305,7 @@ async def run_http(
             listening.close()
 
 
-@app.command()
+@app.command(cls=Command)
 def serve(
     target: str = typer.Argument(..., help="MODULE:ATTR naming a runtime or a runtime factory"),
     mcp: str | None = typer.Option(

@@ -357,9 +357,10 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         raise AgentContractError(f"{tag!r} needs a non-empty description", capability=tag)
     name = v.name if v.name is not None else default_name(tag)
     if not isinstance(name, str) or not is_valid_name(name):  # pyright: ignore[reportUnnecessaryIsInstance]
+        fix = "choose another name=" if v.name is not None else "give it an explicit name="
         raise AgentContractError(
             f"{tag!r}: the capability name {name!r} must match {NAME_PATTERN.pattern} "
-            "(ASCII letters, digits, '_' and '-', at most 128); give it an explicit name=",
+            f"(ASCII letters, digits, '_' and '-', at most 128); {fix}",
             capability=tag,
         )
     if (v.input is None) != (v.to_message is None):

@@ -477,9 +477,14 @@ def bind(
         raise AgentContractError("bind(host=...) needs model() and dispatch(message)")
     guarded = [c.name for c in definition.capabilities if c.authorize is not None]
     if guarded and principal is None:
+        which = (
+            f"the capability {guarded[0]!r} has an authorize hook"
+            if len(guarded) == 1
+            else f"the capabilities {', '.join(repr(g) for g in guarded)} have authorize hooks"
+        )
         raise AgentContractError(
-            f"{', '.join(guarded)} declare authorize, so bind needs principal= (a provider "
-            "reading the caller from invocation.credentials)"
+            f"{which}, so bind needs principal=: a provider that reads the caller from "
+            "invocation.credentials, such as principal=lambda inv: inv.credentials"
         )
     for cap in definition.capabilities:
         if isinstance(cap.completion, Completion) and host_observe(host) is None:
