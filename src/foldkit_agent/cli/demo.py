@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -19,10 +20,12 @@ from typing import Any
 
 import anyio
 import typer
+from rich import box
 from rich.console import Console
-from rich.panel import Panel
-from rich.syntax import Syntax
+from rich.padding import Padding
+from rich.json import JSON
 from rich.table import Table
+from rich.text import Text
 
 from . import Command, app
 from .loading import fail
@@ -89,7 +92,13 @@ async def _serving(port: int) -> AsyncGenerator[tuple[str, Any]]:
     from ..adapters.mcp import http_app
     from .serve import bind_socket, combine, run_http
 
-    sock = bind_socket("127.0.0.1", port)
+    try:
+        sock = bind_socket("127.0.0.1", port)
+    except OSError as err:
+        fail(
+            f"cannot listen on 127.0.0.1:{port}: {err.strerror or err}; choose another "
+            "--port (0 picks a free one)"
+        )
     origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
     async with run_todo() as (running, rt):
         asgi = combine(
@@ -122,94 +131,127 @@ def _client(url: str, token: str) -> Any:
     return Client(streamable_http_client(url, http_client=http))
 
 
-def _show_result(console: Console, label: str, result: Any, started: float) -> None:
-    ms = (time.perf_counter() - started) * 1000
-    data: dict[str, Any] = result.structured_content or {}
-    if result.is_error:
-        console.print(f"  [red]✗ {label}[/] [dim]({ms:.0f} ms, isError)[/]")
-        console.print(f"    [red]{result.content[0].text}[/]")
-        console.print(f"    [dim]{data.get('_tag')} · status={data.get('status')}[/]")
-        return
-    done: dict[str, Any] = data.get("result") or {}
-    extra = f" → {done.get('_tag')}" if done else ""
-    console.print(f"  [green]✓ {label}[/] [dim]({ms:.0f} ms)[/] status={data.get('status')}{extra}")
+WIDTH = 78
+"""Every line the demo prints fits in this many columns, so an 80-column terminal never wraps."""
+
+
+class _Out:
+    """Prints the demo's lines: short, indented, and wrapped only at words by the demo itself."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def line(self, text: str = "", style: str = "", indent: int = 0, hang: int = 0) -> None:
+        """``text`` at ``indent``, wrapped at words to :data:`WIDTH` (continuations + ``hang``)."""
+        if not text:
+            self.console.print()
+            return
+        lines = textwrap.wrap(
+            text,
+            width=WIDTH,
+            initial_indent=" " * indent,
+            subsequent_indent=" " * (indent + hang),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        for one in lines:
+            self.console.print(Text(one, style=style), soft_wrap=True)
+
+    def step(self, text: str) -> None:
+        self.console.print()
+        self.line(text, style="bold")
+
+    def result(self, label: str, result: Any, started: float) -> None:
+        ms = (time.perf_counter() - started) * 1000
+        data: dict[str, Any] = result.structured_content or {}
+        if result.is_error:
+            self.line(f"✗ {label}: refused, {data.get('_tag')} ({ms:.0f} ms)", "red", indent=3)
+            self.line(result.content[0].text, "red", indent=5)
+            return
+        done: dict[str, Any] = data.get("result") or {}
+        extra = f" → {done.get('_tag')}" if done else ""
+        self.line(f"✓ {label}: {data.get('status')}{extra} ({ms:.0f} ms)", "green", indent=3)
+
+
+def _command_path() -> str:
+    """How to run this ``foldkit-agent`` from the current directory (``.venv/bin/...``)."""
+    exe = Path(sys.executable).parent / "foldkit-agent"
+    try:
+        return str(exe.relative_to(Path.cwd()))
+    except ValueError:
+        return str(exe)
 
 
 async def run_demo(console: Console) -> None:
     """The scripted agent session (see the module docstring)."""
     from mcp.server.subscriptions import ToolsListChanged
 
+    out = _Out(console)
     async with _serving(0) as (origin, rt):
         url = f"{origin}/mcp"
-        console.print(
-            Panel.fit(
-                f"todo app served over MCP (streamable HTTP) at [bold]{url}[/]\n"
-                f"the same todo list, live, as a web page with WebMCP tools: {origin}/\n"
-                f"and over A2A: {origin}/.well-known/agent-card.json"
-            )
+        out.line(
+            "foldkit-agent demo: two scripted agents, alice and bob, use the todo example "
+            "over MCP (streamable HTTP) with the official MCP client.",
+            style="bold",
         )
+        out.line(f"The server listens at {url} only while the demo runs.")
         async with _client(url, "alice-token") as alice, _client(url, "bob-token") as bob:
-            console.print(f"agent 'alice' connected · protocol {alice.protocol_version}")
-
             async with alice.listen(tools_list_changed=True) as changes:
-                console.rule("1. tools/list")
-                table = Table("tool", "description", "input")
+                out.step("1. List the tools (tools/list): only what the todo list allows now")
+                table = Table("tool", "what it does", "input", box=box.SIMPLE, show_edge=False)
                 for tool in (await alice.list_tools()).tools:
                     props = ", ".join(tool.input_schema.get("properties", {})) or "{}"
                     table.add_row(tool.name, tool.description or "", props)
-                console.print(table)
+                console.print(Padding(table, (0, 0, 0, 2), expand=False))
 
-                console.rule("2. create todos (each call waits until the todo is saved)")
+                out.step("2. Create two todos (each call waits until the todo is saved)")
                 for title in ("Read the guide", "Write the tests"):
                     started = time.perf_counter()
                     result = await alice.call_tool("create_todo", {"title": title})
-                    _show_result(console, f"create_todo {title!r}", result, started)
+                    out.result(f"create_todo {title!r}", result, started)
                 with anyio.fail_after(5):
                     async for event in changes:  # the first todo made rename/toggle/select appear
                         if isinstance(event, ToolsListChanged):
-                            console.print(
-                                "  [cyan]notification[/] tools/list_changed "
-                                "(rename, toggle and select appeared with the first todo)"
+                            out.line(
+                                "notification tools/list_changed: rename, toggle and select "
+                                "appeared with the first todo",
+                                "cyan",
+                                indent=3,
                             )
                             break
 
-                console.rule("3. select a todo, so delete_todo becomes available")
+                out.step("3. Select a todo, so delete_todo becomes available")
                 started = time.perf_counter()
                 result = await alice.call_tool("select_todo", {"id": "todo-1"})
-                _show_result(console, "select_todo todo-1", result, started)
+                out.result("select_todo todo-1", result, started)
                 with anyio.fail_after(5):
                     async for event in changes:
                         if isinstance(event, ToolsListChanged):
-                            console.print(
-                                "  [cyan]notification[/] tools/list_changed "
-                                "(received on the subscriptions/listen stream)"
-                            )
+                            out.line("notification tools/list_changed", "cyan", indent=3)
                             break
                 names = [t.name for t in (await alice.list_tools()).tools]
-                console.print(f"  tools now: {', '.join(names)}")
+                out.line(f"tools now: {', '.join(names)}", indent=3, hang=11)
 
-            console.rule("4. delete it: bob's token lacks todos:delete, alice's has it")
+            out.step("4. Delete it: bob's token lacks todos:delete, alice's has it")
             started = time.perf_counter()
-            _show_result(
-                console, "bob: delete_todo", await bob.call_tool("delete_todo", {}), started
-            )
+            out.result("bob: delete_todo", await bob.call_tool("delete_todo", {}), started)
             started = time.perf_counter()
-            _show_result(
-                console, "alice: delete_todo", await alice.call_tool("delete_todo", {}), started
-            )
+            out.result("alice: delete_todo", await alice.call_tool("delete_todo", {}), started)
 
-            console.rule("5. an invalid call")
+            out.step("5. An invalid call: create_todo with a field it does not declare")
             started = time.perf_counter()
             bad = await alice.call_tool("create_todo", {"title": "Buy milk", "priority": "high"})
-            _show_result(console, "create_todo with an undeclared field", bad, started)
+            out.result("create_todo title + priority", bad, started)
 
-            console.rule("6. read the context resource agent://context")
+            out.step("6. Read the context resource agent://context")
             contents = (await alice.read_resource("agent://context")).contents[0]
             text = getattr(contents, "text", "{}")
-            console.print(Syntax(json.dumps(json.loads(text), indent=2), "json", theme="ansi_dark"))
+            console.print(Padding(JSON(text, indent=2), (0, 0, 0, 3), expand=False))
 
-        console.rule("7. audit trail")
-        audit = Table("call", "who", "capability", "decision", "outcome")
+        out.step("7. The audit trail: one entry per call, refusals included")
+        audit = Table(
+            "call", "who", "capability", "decision", "outcome", box=box.SIMPLE, show_edge=False
+        )
         assert rt.audit is not None
         for entry in rt.audit.entries():
             if entry.transport != "mcp":
@@ -222,10 +264,18 @@ async def run_demo(console: Console) -> None:
                 f"[{colour}]{entry.decision}[/]",
                 entry.outcome,
             )
-        console.print(audit)
+        console.print(Padding(audit, (0, 0, 0, 2), expand=False))
+    out.line()
+    out.line(
+        "The demo's server has stopped. To keep one running and connect your own client "
+        "(Claude Code, the MCP Inspector, the todo page in a browser, an A2A agent), run:"
+    )
+    out.line()
+    out.line(f"{_command_path()} demo --serve", style="bold", indent=2)
 
 
-def _configs(url: str) -> str:
+def _configs(url: str, origin: str) -> list[str]:
+    """What ``demo --serve`` prints after its banner: client setups, each line copyable."""
     desktop = {
         "mcpServers": {
             "foldkit-todo": {
@@ -235,19 +285,31 @@ def _configs(url: str) -> str:
             }
         }
     }
-    return (
-        "Claude Desktop (claude_desktop_config.json; stdio, no credentials, so delete_todo is "
-        "refused):\n"
-        f"{json.dumps(desktop, indent=2)}\n\n"
-        "Claude Code (this running server, as alice):\n"
-        f"  claude mcp add --transport http foldkit-todo {url} "
-        '--header "Authorization: Bearer alice-token"\n\n'
-        "MCP Inspector:\n"
-        f"  npx @modelcontextprotocol/inspector --cli {url} --transport http "
-        '--header "Authorization: Bearer alice-token" --method tools/list\n'
-        "  (or open the Inspector UI, choose Streamable HTTP, URL above, and add the header)\n\n"
-        "Tokens: alice-token (may delete), bob-token (may not)."
-    )
+    inspector = f"npx -y @modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
+    return [
+        "Tokens: alice-token (may delete todos), bob-token (may not).",
+        "",
+        "MCP Inspector (its command line; this running server, as alice):",
+        f"  {inspector} --cli {url} \\",
+        '    --transport http --header "Authorization: Bearer alice-token" \\',
+        "    --method tools/list",
+        "",
+        "Claude Code (this running server, as alice):",
+        f"  claude mcp add --transport http foldkit-todo {url} \\",
+        '    --header "Authorization: Bearer alice-token"',
+        "",
+        "A2A: the agent card (public; calls need a token):",
+        f"  curl -s {origin}/.well-known/agent-card.json",
+        "",
+        "Claude Desktop (claude_desktop_config.json) starts its own server over stdio,",
+        "a separate todo list without credentials, so delete_todo is refused there:",
+        *json.dumps(desktop, indent=2).splitlines(),
+    ]
+
+
+INSPECTOR_VERSION = "2.12.0"
+"""The MCP Inspector release the printed command pins (the first with ``--header`` on
+``--cli``; tests/interop/package.json installs the same version)."""
 
 
 @app.command(cls=Command)
@@ -268,14 +330,16 @@ def demo(
     async def keep_serving() -> None:
         async with _serving(port) as (origin, _rt):
             url = f"{origin}/mcp"
-            console.print(
-                Panel.fit(
-                    f"todo app served over MCP at [bold]{url}[/]  (Ctrl-C stops)\n"
-                    f"web page (a person, plus WebMCP tools for a browser agent): {origin}/\n"
-                    f"A2A agent card: {origin}/.well-known/agent-card.json"
-                )
-            )
-            console.print(_configs(url), highlight=False, soft_wrap=True)
+            out = _Out(console)
+            out.line("foldkit-agent demo --serve: the todo example, until Ctrl-C.", style="bold")
+            out.line(f"MCP (streamable HTTP):  {url}", indent=2)
+            out.line("todo page (a person, plus WebMCP tools for a browser agent):", indent=2)
+            out.line(f"{origin}/", indent=4)
+            out.line(f"A2A agent card:  {origin}/.well-known/agent-card.json", indent=2)
+            out.line()
+            for text in _configs(url, origin):
+                console.print(Text(text), soft_wrap=True, highlight=False)
+            console.file.flush()
             await anyio.sleep_forever()
 
     try:
