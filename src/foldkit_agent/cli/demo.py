@@ -22,8 +22,8 @@ import anyio
 import typer
 from rich import box
 from rich.console import Console
-from rich.padding import Padding
 from rich.json import JSON
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
