@@ -59,14 +59,27 @@ async def test_fifty_mcp_http_clients_mixed_calls_nothing_lost_memory_flat(
             app = http_app(cart.rt, name="soak", version="1", token_verifier=VERIFIER)
             async with served(app) as origin:
                 url = f"{origin}/mcp"
-                start = time.monotonic()
+                # The clock starts once all clients are connected: on a loaded machine the
+                # 50 handshakes alone can take longer than a short soak.
+                connected = 0
+                all_connected = anyio.Event()
+                start = 0.0
                 measured: dict[str, int] = {}
+
+                async def wait_for_clients() -> None:
+                    await all_connected.wait()
 
                 async def agent(token: str, offset: int) -> None:
                     http = httpx2.AsyncClient(
                         headers={"Authorization": f"Bearer {token}"}, timeout=30
                     )
                     async with Client(streamable_http_client(url, http_client=http)) as client:
+                        nonlocal connected, start
+                        connected += 1
+                        if connected == CLIENTS:
+                            start = time.monotonic()
+                            all_connected.set()
+                        await wait_for_clients()
                         i = offset
                         while time.monotonic() - start < seconds:
                             name, args = MIX[i % len(MIX)]
@@ -84,6 +97,7 @@ async def test_fifty_mcp_http_clients_mixed_calls_nothing_lost_memory_flat(
 
                 async def application() -> None:
                     """The application's own Messages: checkout flips available/unavailable."""
+                    await wait_for_clients()
                     n = 0
                     while time.monotonic() - start < seconds:
                         n += 1
@@ -93,6 +107,7 @@ async def test_fifty_mcp_http_clients_mixed_calls_nothing_lost_memory_flat(
                             cart.dispatch(RemovedItem(item=f"i{n}"))
 
                 async def memory_probe() -> None:
+                    await wait_for_clients()
                     await anyio.sleep(warmup)
                     gc.collect()
                     measured["start"] = tracemalloc.get_traced_memory()[0]
