@@ -212,7 +212,7 @@ def toolset(
             provider.
 
     Returns:
-        A :class:`FoldkitToolset` to pass to ``Agent(toolsets=[...])`` or ``agent.run(toolsets=...)``.
+        A :class:`FoldkitToolset`, for ``Agent(toolsets=[...])`` or ``agent.run(toolsets=[...])``.
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable; both principal forms given.
