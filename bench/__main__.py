@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from . import audit_sink, completion, dispatch, http_load, mcp_call, memory
+from . import audit_sink, completion, dispatch, http_load, inprocess, mcp_call, memory
 from .harness import Row
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -69,6 +69,7 @@ def scenarios(quick: bool) -> list[tuple[str, Callable[[], Awaitable[list[Row]]]
         ("completion", completion.run),
         ("memory", memory.run),
         ("audit_sink", lambda: audit_rows(quick)),
+        ("inprocess", inprocess.run),
     ]
 
 
@@ -104,7 +105,15 @@ def machine() -> str:
         pass
     packages = ", ".join(
         f"{name} {version(name)}"
-        for name in ("pydantic", "mcp", "fastmcp", "a2a-sdk", "starlette", "uvicorn")
+        for name in (
+            "pydantic",
+            "mcp",
+            "fastmcp",
+            "a2a-sdk",
+            "starlette",
+            "uvicorn",
+            "pydantic-ai-slim",
+        )
     )
     return (
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
@@ -161,6 +170,13 @@ NOTES = """\
    that already hold their Models.
 8. **SQLite audit sink**: `record` for every entry until SQLite has committed them all (WAL,
    one writer thread, batches of up to 1,000), and dispatch p50 with the sink on vs off.
+9. **In-process tool call**: `set_quantity` through the pydantic-ai toolset's `call_tool`, as
+   pydantic-ai's tool manager calls it (`bench/inprocess.py`), against the same call through
+   the official `mcp.Client` over its in-memory transport to `mcp_server(runtime)`, on the
+   same runtime and Program, alternating batches. Both run the same five dispatch steps; the
+   difference is the protocol hop (JSON-RPC framing, the client's session and its validation
+   of the result against the output schema). The second row is a whole pydantic-ai run of one
+   tool call with a `FunctionModel`, reported to show what the agent loop costs around a call.
 """
 
 

@@ -26,6 +26,9 @@ the keyword arguments ``config`` and ``run_manager``, so :class:`CapabilityTool`
 call's arguments before LangChain unpacks them (an undeclared ``config`` field is refused like
 any other, and a capability may declare one).
 
+Each tool's ``metadata`` holds ``foldkit_capability`` (the capability's name, which
+:func:`available` reads), its ``title`` and its declared hints (``read_only``, ...).
+
 Example::
 
     from foldkit_agent.adapters.langchain import available, tools
@@ -43,7 +46,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -69,6 +72,8 @@ from ``config["configurable"]``."""
 
 PrincipalOf: TypeAlias = Callable[[RunnableConfig], Any]
 """``(config) -> credentials`` (or an awaitable), put on ``Invocation.credentials``."""
+
+T = TypeVar("T")
 
 _METADATA_KEY: Final = "foldkit_capability"
 _UNSET: Final = object()
@@ -150,7 +155,7 @@ class _Tools:
             coroutine=call,
             response_format="content_and_artifact",
             handle_tool_error=True,
-            metadata={_METADATA_KEY: name},
+            metadata={_METADATA_KEY: name, "title": cap.title, **cap.hints.declared()},
         )
 
 
@@ -206,10 +211,11 @@ def tools(
     return [shared.tool(cap) for cap in definition.capabilities]
 
 
-def available(all_tools: Sequence[BaseTool], runtime: AgentRuntime[Any, Any]) -> list[BaseTool]:
+def available(all_tools: Sequence[T], runtime: AgentRuntime[Any, Any]) -> list[T]:
     """The tools to offer the model now: those whose capability is available in ``runtime``.
 
-    Tools that :func:`tools` did not build pass through unchanged. Reads the Model once.
+    Anything :func:`tools` did not build (other tools, provider tool dicts) passes through
+    unchanged. Reads the Model once.
 
     Args:
         all_tools: a tool list containing what :func:`tools` returned.
@@ -220,9 +226,10 @@ def available(all_tools: Sequence[BaseTool], runtime: AgentRuntime[Any, Any]) ->
         >>> llm.bind_tools(available(every_tool, runtime))
     """
     names = {c.name for c in runtime.messages.available()}
-    return [
-        t
-        for t in all_tools
-        if (t.metadata or {}).get(_METADATA_KEY) is None
-        or (t.metadata or {}).get(_METADATA_KEY) in names
-    ]
+    kept: list[T] = []
+    for tool in all_tools:
+        metadata = tool.metadata if isinstance(tool, BaseTool) else None
+        capability = (metadata or {}).get(_METADATA_KEY)
+        if capability is None or capability in names:
+            kept.append(tool)
+    return kept

@@ -21,6 +21,10 @@ What the model sees:
   unknown outcome (timeout) and a defect: ``ToolFailed`` with our sentence (the run goes on and
   the model adapts; no retry budget is spent). A defect's text is the one generic sentence.
 
+Each tool's ``ToolDefinition.metadata["foldkit"]`` holds the capability's tag, title and declared
+hints (``read_only``, ``destructive``, ...), for ``toolset(...).filtered(...)``; pydantic-ai never
+sends metadata to the model.
+
 The arguments are not validated by pydantic-ai (its validation errors would reach the model in
 library words); the runtime's strict decoding is the one validator.
 
@@ -145,7 +149,9 @@ class FoldkitToolset(AbstractToolset[Any]):
                     description=cap.description,
                     parameters_json_schema=cap.input_schema,
                     strict=self._strict,
-                    metadata={"foldkit": {"tag": cap.tag}},
+                    metadata={
+                        "foldkit": {"tag": cap.tag, "title": cap.title, **cap.hints.declared()}
+                    },
                 ),
                 max_retries=self._max_retries,
                 args_validator=_ANY_ARGS,

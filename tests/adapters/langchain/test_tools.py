@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
@@ -87,8 +87,7 @@ class FollowAvailability(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        offered = available([t for t in request.tools if isinstance(t, BaseTool)], self.runtime)
-        return await handler(request.override(tools=offered))
+        return await handler(request.override(tools=available(request.tools, self.runtime)))
 
 
 def answer(model: ScriptedChatModel, turn: int) -> ToolMessage:
