@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, Final, TypeAlias, TypeVar, cast
@@ -53,13 +52,10 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
-from ..errors import AgentError
 from ..runtime.bound import AgentRuntime
-from ..runtime.outcome import Outcome, summarize
 
 __all__ = ["TRANSPORT", "CapabilityTool", "PrincipalOf", "Resolve", "available", "tools"]
 
-_log = logging.getLogger("foldkit_agent.adapters.langchain")
 
 TRANSPORT: Final = "langchain"
 """``Invocation.transport`` of every call made through these tools."""
@@ -143,7 +139,7 @@ class _Tools:
             payload = unpacked if sent is _UNSET else sent
             rt = await self.runtime(config)
             invocation = Invocation(transport=TRANSPORT, credentials=await self.credentials(config))
-            outcome = await _call(rt, name, payload, invocation)
+            outcome = await rt.call(name, payload, invocation)
             if not outcome.ok:
                 raise ToolException(outcome.text)
             return json.dumps(outcome.data), outcome.data
@@ -157,18 +153,6 @@ class _Tools:
             handle_tool_error=True,
             metadata={_METADATA_KEY: name, "title": cap.title, **cap.hints.declared()},
         )
-
-
-async def _call(
-    rt: AgentRuntime[Any, Any], name: str, payload: Any, invocation: Invocation
-) -> Outcome:
-    try:
-        return summarize(await rt.messages.dispatch_unknown(name, payload, invocation))
-    except AgentError as err:
-        return summarize(err)
-    except Exception as exc:
-        _log.error("a call to %r failed unexpectedly", name, exc_info=exc)
-        return summarize(exc, capability=name)
 
 
 def tools(

@@ -39,7 +39,6 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -51,13 +50,10 @@ from agents.tool_context import ToolContext
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
 from ..edge.wire import WireError, loads_strict
-from ..errors import AgentError
 from ..runtime.bound import AgentRuntime
-from ..runtime.outcome import Outcome, summarize
 
 __all__ = ["TRANSPORT", "PrincipalOf", "Resolve", "strict_schema", "tools"]
 
-_log = logging.getLogger("foldkit_agent.adapters.openai_agents")
 
 TRANSPORT: Final = "openai-agents"
 """``Invocation.transport`` of every call made through these tools."""
@@ -346,7 +342,7 @@ class _Tools:
                 payload = restore(payload)
             rt = await self.runtime(ctx)
             invocation = Invocation(transport=TRANSPORT, credentials=await self.credentials(ctx))
-            outcome = await _call(rt, name, payload, invocation)
+            outcome = await rt.call(name, payload, invocation)
             return json.dumps(outcome.data) if outcome.ok else outcome.text
 
         async def is_enabled(ctx: RunContextWrapper[Any], agent: AgentBase[Any]) -> bool:
@@ -360,18 +356,6 @@ class _Tools:
             strict_json_schema=rewritten is not None,
             is_enabled=is_enabled,
         )
-
-
-async def _call(
-    rt: AgentRuntime[Any, Any], name: str, payload: Any, invocation: Invocation
-) -> Outcome:
-    try:
-        return summarize(await rt.messages.dispatch_unknown(name, payload, invocation))
-    except AgentError as err:
-        return summarize(err)
-    except Exception as exc:
-        _log.error("a call to %r failed unexpectedly", name, exc_info=exc)
-        return summarize(exc, capability=name)
 
 
 def tools(

@@ -49,9 +49,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
-from ..errors import AgentError
 from ..runtime.bound import AgentRuntime
-from ..runtime.outcome import Outcome, summarize
 
 __all__ = ["TRANSPORT", "FoldkitToolset", "PrincipalOf", "Resolve", "toolset"]
 
@@ -174,23 +172,12 @@ class FoldkitToolset(AbstractToolset[Any]):
         """
         rt = await self.runtime(ctx)
         invocation = Invocation(transport=TRANSPORT, credentials=await self.credentials(ctx))
-        outcome = await _call(rt, name, tool_args, invocation)
+        outcome = await rt.call(name, tool_args, invocation)
         if outcome.ok:
             return outcome.data
         if outcome.kind == "refused" and outcome.data.get("_tag") in _RETRYABLE:
             raise ModelRetry(outcome.text)
         raise ToolFailed(outcome.text)
-
-
-async def _call(
-    rt: AgentRuntime[Any, Any], name: str, payload: Any, invocation: Invocation
-) -> Outcome:
-    try:
-        return summarize(await rt.messages.dispatch_unknown(name, payload, invocation))
-    except AgentError as err:
-        return summarize(err)
-    except Exception as exc:
-        return summarize(exc, capability=name)
 
 
 def toolset(
