@@ -52,6 +52,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.resolve import check_target, resolve_runtime, static_runtime
 from ..runtime.bound import AgentRuntime
 
 __all__ = ["TRANSPORT", "CapabilityTool", "PrincipalOf", "Resolve", "available", "tools"]
@@ -103,27 +104,14 @@ class _Tools:
     """What every tool built by one :func:`tools` call shares."""
 
     def __init__(self, target: object, principal: Any, principal_of: PrincipalOf | None) -> None:
-        self.static: AgentRuntime[Any, Any] | None = None
-        self.resolve: Resolve | None = None
-        if isinstance(target, AgentRuntime):
-            self.static = cast("AgentRuntime[Any, Any]", target)
-        elif callable(target):
-            self.resolve = cast("Resolve", target)
-        else:
-            raise TypeError("tools(target) takes an AgentRuntime or a resolve(config) callable")
+        check_target(target, "tools")
+        self.target = target
+        self.static = static_runtime(target)
         self.principal = principal
         self.principal_of = principal_of
 
     async def runtime(self, config: RunnableConfig) -> AgentRuntime[Any, Any]:
-        if self.static is not None:
-            return self.static
-        assert self.resolve is not None
-        got: Any = self.resolve(config)
-        if inspect.isawaitable(got):
-            got = await got
-        if not isinstance(got, AgentRuntime):
-            raise TypeError("resolve(config) must return an AgentRuntime")
-        return cast("AgentRuntime[Any, Any]", got)
+        return await resolve_runtime(self.target, config)
 
     async def credentials(self, config: RunnableConfig) -> Any:
         if self.principal_of is None:

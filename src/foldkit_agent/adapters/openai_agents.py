@@ -49,6 +49,7 @@ from agents.tool_context import ToolContext
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.resolve import check_target, resolve_runtime, static_runtime
 from ..edge.wire import WireError, loads_strict
 from ..runtime.bound import AgentRuntime
 
@@ -292,28 +293,15 @@ class _Tools:
     """What every tool built by one :func:`tools` call shares."""
 
     def __init__(self, target: object, principal: Any, principal_of: PrincipalOf | None) -> None:
-        self.static: AgentRuntime[Any, Any] | None = None
-        self.resolve: Resolve | None = None
-        if isinstance(target, AgentRuntime):
-            self.static = cast("AgentRuntime[Any, Any]", target)
-        elif callable(target):
-            self.resolve = cast("Resolve", target)
-        else:
-            raise TypeError("tools(target) takes an AgentRuntime or a resolve(ctx) callable")
+        check_target(target, "tools")
+        self.target = target
+        self.static = static_runtime(target)
         self.principal = principal
         self.principal_of = principal_of
         self.availability: dict[int, tuple[AgentRuntime[Any, Any], _Availability]] = {}
 
     async def runtime(self, ctx: RunContextWrapper[Any]) -> AgentRuntime[Any, Any]:
-        if self.static is not None:
-            return self.static
-        assert self.resolve is not None
-        got: Any = self.resolve(ctx)
-        if inspect.isawaitable(got):
-            got = await got
-        if not isinstance(got, AgentRuntime):
-            raise TypeError("resolve(ctx) must return an AgentRuntime")
-        return cast("AgentRuntime[Any, Any]", got)
+        return await resolve_runtime(self.target, ctx)
 
     async def available(self, ctx: RunContextWrapper[Any], name: str) -> bool:
         rt = await self.runtime(ctx)

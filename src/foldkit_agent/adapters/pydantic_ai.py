@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias
 
 from pydantic_ai import ModelRetry, RunContext, ToolDefinition, ToolFailed
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
@@ -49,6 +49,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.resolve import check_target, resolve_runtime
 from ..runtime.bound import AgentRuntime
 
 __all__ = ["TRANSPORT", "FoldkitToolset", "PrincipalOf", "Resolve", "toolset"]
@@ -90,13 +91,8 @@ class FoldkitToolset(AbstractToolset[Any]):
         max_retries: int = 1,
         strict: bool | None = None,
     ) -> None:
-        if isinstance(target, AgentRuntime):
-            self._static: AgentRuntime[Any, Any] | None = cast("AgentRuntime[Any, Any]", target)
-            self._resolve: Resolve | None = None
-        elif callable(target):
-            self._static, self._resolve = None, target
-        else:
-            raise TypeError("toolset(target) takes an AgentRuntime or a resolve(ctx) callable")
+        check_target(target, "toolset")
+        self._target = target
         if principal is not None and principal_of is not None:
             raise TypeError("toolset takes principal= or principal_of=, not both")
         self._principal = principal
@@ -115,17 +111,9 @@ class FoldkitToolset(AbstractToolset[Any]):
         """The runtime serving this run: the one given, or ``resolve(ctx)``.
 
         Raises:
-            TypeError: ``resolve`` returned something that is not an ``AgentRuntime``.
+            RuntimeUnavailableError: ``resolve`` raised or returned no ``AgentRuntime`` (logged).
         """
-        if self._static is not None:
-            return self._static
-        assert self._resolve is not None
-        got: Any = self._resolve(ctx)
-        if inspect.isawaitable(got):
-            got = await got
-        if not isinstance(got, AgentRuntime):
-            raise TypeError("resolve(ctx) must return an AgentRuntime")
-        return cast("AgentRuntime[Any, Any]", got)
+        return await resolve_runtime(self._target, ctx)
 
     async def credentials(self, ctx: RunContext[Any]) -> Any:
         """What this run's calls carry as ``Invocation.credentials``."""
@@ -209,6 +197,10 @@ def toolset(
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable; both principal forms given.
+
+    A ``resolve`` that raises or returns no runtime makes the run fail with
+    :class:`~foldkit_agent.edge.RuntimeUnavailableError` (logged): the application's error,
+    never shown to the model.
 
     Example:
         >>> agent = Agent(model, deps_type=User,

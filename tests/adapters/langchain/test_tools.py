@@ -26,9 +26,7 @@ from pydantic import PrivateAttr
 from examples.todo import User, run_todo
 from foldkit_agent import AgentRuntime, Message, agent, message_union
 from foldkit_agent.adapters.langchain import TRANSPORT, CapabilityTool, available, tools
-
-ALICE = User(id="alice", can_delete=True)
-BOB = User(id="bob")
+from tests.support.inproc import ALICE, BOB, ERRAND, OFFERED_DURING_ERRAND
 
 Step = Callable[[list[BaseMessage]], AIMessage]
 
@@ -112,23 +110,13 @@ def user_of(config: Any) -> User:
 
 async def test_the_tools_offered_at_each_model_call_are_what_is_available_then() -> None:
     model = ScriptedChatModel(
-        calls(("create_todo", {"title": "Milk"})),
-        calls(("select_todo", {"id": "todo-1"})),
-        calls(("clear_selection", {})),
+        *(calls(step) for step in ERRAND),
         say("done"),
     )
     async with run_todo() as (_running, rt):
         result = await run_agent(model, rt, tools(rt, principal_of=user_of), ALICE)
     assert result["messages"][-1].content == "done"
-    every = [
-        "create_todo",
-        "rename_todo",
-        "toggle_todo",
-        "select_todo",
-        "clear_selection",
-        "delete_todo",
-    ]
-    assert model.offered == [every[:1], every[:4], every, every[:4]]
+    assert model.offered == OFFERED_DURING_ERRAND
 
 
 async def test_a_refusal_is_an_error_tool_message_in_our_words_and_the_model_recovers() -> None:

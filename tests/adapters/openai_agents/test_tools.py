@@ -15,12 +15,11 @@ from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from pydantic import BaseModel, Field
 
-from examples.todo import User, run_todo
+from examples.todo import run_todo
 from foldkit_agent import AgentRuntime, Message, Program, agent, message_union
 from foldkit_agent.adapters.openai_agents import TRANSPORT, tools
+from tests.support.inproc import ALICE, BOB, ERRAND, OFFERED_DURING_ERRAND
 
-ALICE = User(id="alice", can_delete=True)
-BOB = User(id="bob")
 NO_TRACES = RunConfig(tracing_disabled=True)
 
 Responder = Callable[[ModelCall], Any]
@@ -79,24 +78,14 @@ def call_ids(script: Script) -> Iterator[str]:
 
 async def test_the_tools_enabled_at_each_turn_are_what_is_available_then() -> None:
     script = Script(
-        calls(("create_todo", {"title": "Milk"})),
-        calls(("select_todo", {"id": "todo-1"})),
-        calls(("clear_selection", {})),
+        *(calls(step) for step in ERRAND),
         say("done"),
     )
     async with run_todo() as (_running, rt):
         copilot = Agent(name="copilot", model=script.model, tools=tools(rt, principal=ALICE))
         result = await Runner.run(copilot, "Add milk and select it", run_config=NO_TRACES)
     assert result.final_output == "done"
-    every = [
-        "create_todo",
-        "rename_todo",
-        "toggle_todo",
-        "select_todo",
-        "clear_selection",
-        "delete_todo",
-    ]
-    assert script.offered == [every[:1], every[:4], every, every[:4]]
+    assert script.offered == OFFERED_DURING_ERRAND
 
 
 async def test_an_invalid_input_is_the_tool_output_in_our_words_and_the_model_recovers() -> None:

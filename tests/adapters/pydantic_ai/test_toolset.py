@@ -25,9 +25,9 @@ from foldkit_agent import (
     message_union,
 )
 from foldkit_agent.adapters.pydantic_ai import TRANSPORT, FoldkitToolset, toolset
-
-ALICE = User(id="alice", can_delete=True)
-BOB = User(id="bob")
+from foldkit_agent.edge import RuntimeUnavailableError
+from foldkit_agent.runtime.outcome import DEFECT_TEXT
+from tests.support.inproc import ALICE, BOB, ERRAND, OFFERED_DURING_ERRAND
 
 Step = Callable[[ModelRequest], ModelResponse]
 
@@ -70,28 +70,14 @@ def returned(request: ModelRequest) -> list[ToolReturnPart]:
 
 async def test_the_tools_offered_at_each_step_are_what_is_available_then() -> None:
     script = Script(
-        calls(("create_todo", {"title": "Milk"})),
-        calls(("select_todo", {"id": "todo-1"})),
-        calls(("clear_selection", {})),
+        *(calls(step) for step in ERRAND),
         say("done"),
     )
     async with run_todo() as (_running, rt):
         copilot = Agent(script.model(), toolsets=[toolset(rt, principal=ALICE)])
         result = await copilot.run("Add milk and select it")
     assert result.output == "done"
-    assert script.offered == [
-        ["create_todo"],
-        ["create_todo", "rename_todo", "toggle_todo", "select_todo"],
-        [
-            "create_todo",
-            "rename_todo",
-            "toggle_todo",
-            "select_todo",
-            "clear_selection",
-            "delete_todo",
-        ],
-        ["create_todo", "rename_todo", "toggle_todo", "select_todo"],
-    ]
+    assert script.offered == OFFERED_DURING_ERRAND
 
 
 async def test_each_tool_carries_the_capability_description_and_enforced_schema() -> None:
@@ -260,7 +246,7 @@ async def test_resolve_serves_one_runtime_per_tenant_from_the_run_deps() -> None
 
 async def test_a_resolve_that_returns_no_runtime_is_an_application_error() -> None:
     tools = toolset(lambda ctx: None)
-    with pytest.raises(TypeError, match="AgentRuntime"):
+    with pytest.raises(RuntimeUnavailableError, match="not available"):
         await Agent(TestModel(), toolsets=[tools]).run("x")
 
 
@@ -310,6 +296,4 @@ async def test_a_defect_reaches_the_model_as_the_generic_sentence_only() -> None
     await Agent(script.model(), toolsets=[toolset(rt)]).run("x")
     (failure,) = returned(script.read[1])
     assert failure.outcome == "failed"
-    assert failure.content == (
-        "The call to 'poke' failed unexpectedly; whether it was applied is unknown."
-    )
+    assert failure.content == DEFECT_TEXT  # the one text every adapter gives a defect
