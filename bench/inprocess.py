@@ -20,34 +20,18 @@ from __future__ import annotations
 import asyncio
 
 from mcp import Client
-from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from foldkit_agent import Message, Program, agent, message_union
+from foldkit_agent import Program, agent, message_union
 from foldkit_agent.adapters.mcp import mcp_server
 from foldkit_agent.adapters.pydantic_ai import toolset
 
 from .harness import Row, compare, us
-
-
-class Model(BaseModel, frozen=True):
-    count: int = 0
-
-
-class SetQuantity(Message):
-    item_id: str
-    qty: int
-
-
-def update(model: Model, msg: Message) -> Model:
-    return model
-
-
-ARGS = {"item_id": "sku-1", "qty": 2}
+from .mcp_call import ARGS, Model, SetQuantity, update
 
 
 def one_call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
