@@ -21,7 +21,16 @@ from .app.program import Command, Program, Running
 from .app.projection import Projection
 from .app.surface import Action, Application, FieldRef, MessageSet
 from .audit.jsonl import JsonlAuditSink
-from .audit.log import REDACTED, AuditEntry, AuditLog, AuditSink, AuditSinkError, audit_log
+from .audit.log import (
+    REDACTED,
+    AuditEntry,
+    AuditLog,
+    AuditSink,
+    AuditSinkError,
+    AuditTicket,
+    audit_log,
+)
+from .audit.postgres import PostgresAuditSink
 from .audit.sqlite import SqliteAuditSink
 from .contract.calls import (
     AuthorizationRequest,
@@ -94,6 +103,7 @@ __all__ = [
     "AuditLog",
     "AuditSink",
     "AuditSinkError",
+    "AuditTicket",
     "AuthorizationRequest",
     "CallInfo",
     "Capability",
@@ -118,6 +128,7 @@ __all__ = [
     "MessageUnion",
     "Outcome",
     "OutcomeKind",
+    "PostgresAuditSink",
     "PrincipalProvider",
     "Program",
     "Projection",

@@ -27,6 +27,7 @@ from .app.projection import Projection
 from .app.surface import Action, Application, MessageSet
 from .audit.jsonl import JsonlAuditSink
 from .audit.log import AuditEntry, AuditLog, AuditSink, audit_log
+from .audit.postgres import PostgresAuditSink
 from .audit.sqlite import SqliteAuditSink
 from .contract.calls import (
     AuthorizationRequest,
@@ -118,6 +119,7 @@ __all__ = [
     "InvocationContext",
     "JsonlAuditSink",
     "Outcome",
+    "PostgresAuditSink",
     "PrincipalProvider",
     "Resource",
     "SqliteAuditSink",

@@ -1,23 +1,21 @@
-"""The audit log and its durable sinks (JSON Lines, SQLite)."""
+"""The audit log and its durable sinks (JSON Lines, SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
-from .jsonl import (
-    JsonlAuditSink,
-)
+from .encode import UNRECORDABLE
+from .jsonl import JsonlAuditSink
 from .log import (
     REDACTED,
-    UNRECORDABLE,
     AuditEntry,
     AuditLog,
     AuditSink,
     AuditSinkError,
+    AuditTicket,
     audit_log,
     redact,
 )
-from .sqlite import (
-    SqliteAuditSink,
-)
+from .postgres import PostgresAuditSink
+from .sqlite import SqliteAuditSink
 
 __all__ = [
     "REDACTED",
@@ -26,7 +24,9 @@ __all__ = [
     "AuditLog",
     "AuditSink",
     "AuditSinkError",
+    "AuditTicket",
     "JsonlAuditSink",
+    "PostgresAuditSink",
     "SqliteAuditSink",
     "audit_log",
     "redact",

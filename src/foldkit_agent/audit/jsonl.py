@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .log import AuditEntry, AuditSinkError, json_text
+from .encode import json_text
+from .log import AuditEntry, AuditSinkError, iso_time
 
 __all__ = ["JsonlAuditSink"]
 
@@ -18,11 +19,15 @@ class JsonlAuditSink:
     """Append entries to a file, one JSON object per line (:meth:`AuditEntry.to_json`).
 
     Each ``write`` appends its batch and flushes it to the operating system; with
-    ``fsync=True`` it also waits for the disk. The file is opened when the sink is made.
+    ``fsync=True`` it also waits for the disk. The file is opened when the sink is made. Every
+    line is strict JSON: values JSON cannot hold (``NaN``, ``Infinity``, lone surrogates) are
+    replaced as :mod:`foldkit_agent.audit.encode` documents.
 
     Args:
         path: the file; created (with parent directories) when missing, appended to otherwise.
         fsync: ``os.fsync`` after every batch (slower; survives power loss, not just a crash).
+        durable: answer each call only after its line is written (see
+            :meth:`AuditLog.committed`).
 
     Raises:
         OSError: the file cannot be opened for appending.
@@ -31,8 +36,11 @@ class JsonlAuditSink:
         >>> audit = agent.audit_log(sink=JsonlAuditSink("audit.jsonl"))
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, fsync: bool = False, durable: bool = False
+    ) -> None:
         self.path = Path(path)
+        self.durable = durable
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fsync = fsync
         self._lock = threading.Lock()
@@ -74,16 +82,22 @@ class JsonlAuditSink:
 
 
 def _jsonl_line(entry: AuditEntry) -> str:
-    try:
-        text = json.dumps(entry.to_json(), sort_keys=True, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        data = entry.to_json()
-        data["principal"] = _safe_json(data["principal"])
-        data["input"] = _safe_json(data["input"])
-        text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-    return text + "\n"
-
-
-def _safe_json(value: Any) -> Any:
-    text = json_text(value)
-    return None if text is None else json.loads(text)
+    """One line of strict JSON (see :mod:`foldkit_agent.audit.encode` for what is replaced)."""
+    fields: dict[str, Any] = {
+        "at": iso_time(entry.at),
+        "invocation_id": entry.invocation_id,
+        "transport": entry.transport,
+        "capability": entry.capability,
+        "tag": entry.tag,
+        "principal": entry.principal,
+        "decision": entry.decision,
+        "outcome": entry.outcome,
+        "input": entry.input,
+    }
+    text = json_text(fields)
+    if text is None or not text.startswith("{"):  # nested too deep to walk as one value
+        for key in ("principal", "input"):
+            encoded = json_text(fields[key])
+            fields[key] = None if encoded is None else json.loads(encoded)
+        text = json_text(fields)
+    return f"{text}\n"

@@ -11,15 +11,25 @@ thread, in batches, behind a bounded buffer: recording never waits for the sink,
 that raises or blocks never fails or delays a dispatch. What went wrong is counted on the log
 (:attr:`AuditLog.sink_failures`, :attr:`AuditLog.sink_dropped`, :attr:`AuditLog.last_sink_error`).
 
-Two durable sinks ship here: :class:`JsonlAuditSink` (one JSON object per line) and
-:class:`SqliteAuditSink` (stdlib ``sqlite3`` in WAL mode, with a :meth:`~SqliteAuditSink.query`
-reader).
+A sink made with ``durable=True`` turns that around for the one invocation it records:
+:meth:`AuditLog.note` hands back an :class:`AuditTicket`, and the runtime releases the answer
+only after :meth:`AuditLog.committed` says the entry is stored ("answered means audited").
+Whatever is pending when the sink takes a batch goes in that batch, so concurrent invocations
+share one transaction (group commit). The wait is bounded by ``commit_timeout``; an entry the
+sink could not store in time is logged with its invocation id and counted in
+:attr:`AuditLog.unconfirmed`, and the answer is released as it was (the Message was already
+applied: reporting a failure would invite a retry that applies it twice).
+
+Three durable sinks ship here: :class:`JsonlAuditSink` (one JSON object per line),
+:class:`SqliteAuditSink` (stdlib ``sqlite3`` in WAL mode) and :class:`PostgresAuditSink`
+(psycopg 3), the last two with a ``query()`` reader.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
-import json
+import contextlib
 import logging
 import threading
 import time
@@ -30,6 +40,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
+from .encode import UNRECORDABLE, no_surrogates
+
 __all__ = [
     "REDACTED",
     "UNRECORDABLE",
@@ -37,6 +49,7 @@ __all__ = [
     "AuditLog",
     "AuditSink",
     "AuditSinkError",
+    "AuditTicket",
     "audit_log",
     "redact",
 ]
@@ -45,9 +58,6 @@ _log = logging.getLogger("foldkit_agent.audit")
 
 REDACTED = "[redacted]"
 """The value that replaces a redacted input field."""
-
-UNRECORDABLE = "[unrecordable]"
-"""Recorded in place of an input or principal that could not be copied or encoded."""
 
 Decision = Literal["dispatched", "refused", "unknown"]
 DECISIONS: frozenset[str] = frozenset({"dispatched", "refused", "unknown"})
@@ -122,22 +132,16 @@ def iso_time(at: datetime) -> str:
     return at.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def json_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return json.dumps(UNRECORDABLE)
-
-
 @runtime_checkable
 class AuditSink(Protocol):
     """Anything that accepts batches of entries.
 
     ``write`` runs on the audit log's own thread, never the caller's, and may block or raise:
     the log counts that and carries on. An optional ``close()`` is called by
-    :meth:`AuditLog.close` on that same thread, after the last batch.
+    :meth:`AuditLog.close` on that same thread, after the last batch. A sink whose ``durable``
+    attribute is ``True`` promises that ``write`` returns only once the batch is stored; the
+    log then holds each invocation's answer until its batch was written (see
+    :meth:`AuditLog.committed`).
     """
 
     def write(self, entries: list[AuditEntry], /) -> None: ...
@@ -145,6 +149,49 @@ class AuditSink(Protocol):
 
 class AuditSinkError(RuntimeError):
     """A durable sink could not store or read entries (closed, or the storage failed)."""
+
+
+_PENDING, _COMMITTED, _FAILED, _DROPPED = "pending", "committed", "failed", "dropped"
+TicketState = Literal["pending", "committed", "failed", "dropped"]
+
+
+class AuditTicket:
+    """One entry on its way to a durable sink; :meth:`AuditLog.note` returns it.
+
+    Attributes:
+        invocation_id: the entry's invocation.
+        capability: the entry's capability name.
+        state: ``"pending"`` (not written yet), ``"committed"`` (the sink stored it),
+            ``"failed"`` (its batch raised in the sink) or ``"dropped"`` (never handed to the
+            sink: the log was closed, or ``sink_queue`` entries were already waiting).
+    """
+
+    __slots__ = ("_waiter", "capability", "invocation_id", "state")
+
+    def __init__(self, row: tuple[Any, ...], state: TicketState = _PENDING) -> None:
+        self.invocation_id: str = row[1]
+        self.capability: str = row[3]
+        self.state: TicketState = state
+        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+
+    def __repr__(self) -> str:
+        return f"AuditTicket({self.invocation_id!r}, {self.state!r})"
+
+
+def _settle(futures: list[asyncio.Future[None]]) -> None:
+    for fut in futures:
+        if not fut.done():
+            fut.set_result(None)
+
+
+def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
+    """Resolve futures from the audit thread: one wake-up per event loop per batch."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+    for loop, fut in waiters:
+        by_loop.setdefault(loop, []).append(fut)
+    for loop, futures in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(_settle, futures)
 
 
 _live_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
@@ -173,6 +220,12 @@ class AuditLog:
         sink_dropped: entries never handed to the sink, because it fell ``sink_queue``
             entries behind or the log was closed.
         last_sink_error: ``"ExceptionType: message"`` of the latest sink failure, or ``None``.
+        durable: the sink is durable (``sink.durable is True``): :meth:`note` returns tickets
+            and the runtime waits on :meth:`committed` before answering.
+        commit_timeout: seconds :meth:`committed` waits at most for one entry.
+        unconfirmed: answers released without their entry confirmed stored (the sink
+            failed, fell behind ``commit_timeout``, or the entry was dropped); each is
+            logged at ERROR with its invocation id.
     """
 
     def __init__(
@@ -186,6 +239,7 @@ class AuditLog:
         sink_queue: int = 100_000,
         sink_batch: int = 1000,
         sink_linger: float = 0.005,
+        commit_timeout: float = 5.0,
     ) -> None:
         if capacity < 1:
             raise ValueError("audit capacity must be at least 1")
@@ -193,6 +247,8 @@ class AuditLog:
             raise ValueError("sink_queue and sink_batch must be at least 1")
         if sink is not None and not callable(getattr(sink, "write", None)):
             raise TypeError("audit sink must have write(entries)")
+        if not commit_timeout > 0:
+            raise ValueError("commit_timeout must be a positive number of seconds")
         self.capacity = capacity
         # Rows, not entries: building an AuditEntry (and its datetime) costs more than the rest
         # of recording, so it happens when entries are read or handed to a sink.
@@ -209,7 +265,13 @@ class AuditLog:
         self._sink = sink
         self._sink_queue = sink_queue
         self._sink_batch = sink_batch
-        self._sink_linger = max(0.0, sink_linger)
+        self.durable = sink is not None and getattr(sink, "durable", False) is True
+        self.commit_timeout = commit_timeout
+        self.unconfirmed = 0
+        # A durable sink has callers waiting: lingering would only add to their wait, and
+        # group commit happens anyway (what arrives while a batch commits is the next batch).
+        self._sink_linger = 0.0 if self.durable else max(0.0, sink_linger)
+        self._tickets: deque[AuditTicket] = deque()  # durable: one per row in _pending
         self._lock = threading.Lock()  # the ring buffer and eviction counter
         self._cond = threading.Condition(threading.Lock())  # everything below
         self._pending: deque[_Row] = deque()  # rows; the pump thread builds the entries
@@ -244,13 +306,13 @@ class AuditLog:
 
         Never raises for what it is given: a principal projection that raises records no
         principal, and an input that cannot be copied is recorded as ``"[unrecordable]"``.
-        Never blocks on the sink.
+        Never blocks on the sink, durable or not (use :meth:`flush` to wait).
         """
-        return _entry_of(
-            self.note(
-                invocation_id, transport, capability, tag, principal, decision, outcome, input
-            )
+        row = self._row(
+            invocation_id, transport, capability, tag, principal, decision, outcome, input
         )
+        self._keep(row)
+        return _entry_of(row)
 
     def note(
         self,
@@ -262,11 +324,35 @@ class AuditLog:
         decision: Decision,
         outcome: str,
         input: Any = None,
-    ) -> tuple[Any, ...]:
+    ) -> AuditTicket | None:
         """Record one decision without building its entry yet; what the runtime calls.
 
-        Same rules as :meth:`record`; returns the stored row (``at`` as a POSIX timestamp).
+        Same rules as :meth:`record`. Returns ``None``, or with a durable sink an
+        :class:`AuditTicket` to pass to :meth:`committed` before answering the call.
+
+        Example:
+            >>> ticket = audit.note(invocation_id=inv.id, transport="mcp", capability="c",
+            ...                     tag="T", principal=None, decision="dispatched", outcome="ok")
+            >>> if ticket is not None:
+            ...     await audit.committed(ticket)
         """
+        return self._keep(
+            self._row(
+                invocation_id, transport, capability, tag, principal, decision, outcome, input
+            )
+        )
+
+    def _row(
+        self,
+        invocation_id: str,
+        transport: str,
+        capability: str,
+        tag: str | None,
+        principal: Any,
+        decision: Decision,
+        outcome: str,
+        input: Any,
+    ) -> _Row:
         who = None
         if principal is not None and self._principal is not None:
             try:
@@ -293,20 +379,27 @@ class AuditLog:
             outcome,
             kept_input,
         )
+        return row
+
+    def _keep(self, row: _Row) -> AuditTicket | None:
         with self._lock:
             if len(self._entries) == self.capacity:
                 self.evicted += 1
             self._entries.append(row)
-        if self._sink is not None:
-            self._forward(row)
-        return row
+        if self._sink is None:
+            return None
+        return self._forward(row)
 
-    def _forward(self, entry: _Row) -> None:
+    def _forward(self, entry: _Row) -> AuditTicket | None:
+        ticket: AuditTicket | None = None
         with self._cond:
             if self._closing or len(self._pending) >= self._sink_queue:
                 self.sink_dropped += 1
-                return
+                return AuditTicket(entry, _DROPPED) if self.durable else None
             self._pending.append(entry)
+            if self.durable:
+                ticket = AuditTicket(entry)
+                self._tickets.append(ticket)
             self._accepted += 1
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -315,6 +408,7 @@ class AuditLog:
                 self._thread.start()
             elif len(self._pending) == 1 or len(self._pending) >= self._sink_batch:
                 self._cond.notify_all()
+        return ticket
 
     def _pump(self) -> None:
         sink = self._sink
@@ -345,6 +439,7 @@ class AuditLog:
                 sink.write(batch)
             except BaseException as exc:  # a sink must never take the pump down
                 failed = f"{type(exc).__name__}: {exc}"[:500]
+            waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
             with cond:
                 if failed is None:
                     self.sink_written += len(batch)
@@ -353,7 +448,16 @@ class AuditLog:
                     self.sink_failed_entries += len(batch)
                     self.last_sink_error = failed
                 self._handled += len(batch)
+                if self.durable:
+                    state: TicketState = _COMMITTED if failed is None else _FAILED
+                    for _ in range(len(batch)):
+                        ticket = self._tickets.popleft()
+                        ticket.state = state
+                        if ticket._waiter is not None:  # pyright: ignore[reportPrivateUsage]
+                            waiters.append(ticket._waiter)  # pyright: ignore[reportPrivateUsage]
                 cond.notify_all()
+            if waiters:
+                _wake(waiters)
             if failed is not None and _should_log(self.sink_failures):
                 _log.warning(
                     "audit sink %s failed to write %d entries (%d failures so far): %s",
@@ -375,6 +479,53 @@ class AuditLog:
                 self.sink_failures += 1
                 self.last_sink_error = f"{type(exc).__name__}: {exc}"[:500]
             _log.warning("audit sink %s failed to close: %s", type(self._sink).__name__, exc)
+
+    # -- answered means audited ----------------------------------------------------------------
+
+    async def committed(self, ticket: AuditTicket) -> bool:
+        """Wait until the entry behind ``ticket`` is stored by the durable sink.
+
+        Waits at most :attr:`commit_timeout` seconds. Cancelling the awaiting task stops the
+        wait (the entry stays queued and is still written).
+
+        Returns:
+            ``True`` once the sink committed the entry. ``False`` when its batch failed, it
+            was dropped, or the timeout passed: then the miss is counted in
+            :attr:`unconfirmed` and logged at ERROR with the invocation id, and the caller
+            should release the answer anyway (the runtime does).
+
+        Example:
+            >>> ticket = audit.note(...)
+            >>> if ticket is not None and not await audit.committed(ticket):
+            ...     ...  # answered, but not audited: the log names the invocation
+        """
+        state = ticket.state
+        if state == _PENDING:
+            loop = asyncio.get_running_loop()
+            fut: asyncio.Future[None] = loop.create_future()
+            with self._cond:
+                state = ticket.state
+                if state == _PENDING:
+                    ticket._waiter = (loop, fut)  # pyright: ignore[reportPrivateUsage]
+            if state == _PENDING:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(fut, self.commit_timeout)
+                state = ticket.state
+        if state == _COMMITTED:
+            return True
+        with self._cond:
+            self.unconfirmed += 1
+            why = {
+                _FAILED: f"the sink failed ({self.last_sink_error})",
+                _DROPPED: "it was dropped (the log was closed or its sink_queue was full)",
+            }.get(state, f"the sink did not store it within {self.commit_timeout}s")
+        _log.error(
+            "answered invocation %s (%s) without its audit entry stored: %s",
+            ticket.invocation_id,
+            ticket.capability,
+            why,
+        )
+        return False
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -471,15 +622,9 @@ def _entry_of(row: tuple[Any, ...]) -> AuditEntry:
 def _text(value: str) -> str:
     """``value`` as storable text: a lone UTF-16 surrogate (valid in a JSON escape, but not
     encodable as UTF-8) becomes U+FFFD, so no sink can fail on an entry that carries one."""
-    if type(value) is str and value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    except AttributeError:  # not a str after all (a host passing something else)
-        return str(value)
-    return value
+    if type(value) is str:
+        return value if value.isascii() else no_surrogates(value)
+    return str(value)  # not a str after all (a host passing something else)
 
 
 def redact(value: Any, fields: frozenset[str]) -> Any:
@@ -515,6 +660,7 @@ def audit_log(
     include_input: bool = False,
     redact: Iterable[str] = (),
     sink: AuditSink | None = None,
+    commit_timeout: float = 5.0,
 ) -> AuditLog:
     """A bounded audit log to pass to ``bind(audit=...)``.
 
@@ -525,10 +671,15 @@ def audit_log(
         include_input: record the call's input (off by default: it may carry anything).
         redact: field names replaced by ``"[redacted]"`` at any depth of the recorded input.
         sink: an :class:`AuditSink` receiving batches on a background thread, such as
-            :class:`SqliteAuditSink`. Call ``audit.close()`` when done to flush it.
+            :class:`SqliteAuditSink`. Call ``audit.close()`` when done to flush it. With a
+            durable sink (``SqliteAuditSink(path, durable=True)``) each answer waits until its
+            entry is stored.
+        commit_timeout: with a durable sink, the longest an answer waits for its entry
+            (seconds); past it the answer is released and the miss logged (see
+            :meth:`AuditLog.committed`).
 
     Raises:
-        ValueError: ``capacity`` is below 1.
+        ValueError: ``capacity`` is below 1, or ``commit_timeout`` is not positive.
 
     Example:
         >>> audit = audit_log(capacity=500, principal=lambda u: u.id, include_input=True,
@@ -540,7 +691,5 @@ def audit_log(
         include_input=include_input,
         redact=redact,
         sink=sink,
+        commit_timeout=commit_timeout,
     )
-
-
-# -- durable sinks ------------------------------------------------------------------------------

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import sqlite3
-import threading
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .log import DECISIONS, AuditEntry, AuditSinkError, Decision, iso_time, json_text
+from .log import iso_time
+from .store import DatabaseAuditSink
 
 __all__ = ["SqliteAuditSink"]
 
@@ -34,17 +34,10 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
 )
-_INSERT = (
-    "INSERT INTO audit_entries (at, invocation_id, transport, capability, tag, principal, "
-    "decision, outcome, input) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_COLUMNS = "at, invocation_id, transport, capability, tag, principal, decision, outcome, input"
 _SCHEMA_VERSION = 1
 
-_Job = tuple[list[AuditEntry] | None, threading.Event, list[BaseException]]
 
-
-class SqliteAuditSink:
+class SqliteAuditSink(DatabaseAuditSink):
     """Store entries in a SQLite database (stdlib ``sqlite3``, WAL journal).
 
     One dedicated thread owns the write connection: it creates the schema, and each
@@ -55,19 +48,26 @@ class SqliteAuditSink:
     ``synchronous="FULL"`` to survive power loss too). :meth:`query` reads on its own
     short-lived connection, so it never waits for the writer.
 
+    With ``durable=True`` an invocation's answer is released only once its entry is committed
+    (group commit: the invocations pending while one batch commits share the next), so after a
+    crash no answered call is missing. It costs each call one commit's wait; see
+    ``docs/reliability.md`` for the measured cost and what happens when the database fails.
+
     Table ``audit_entries``: ``id``, ``at`` (UTC ISO 8601 text, fixed width), ``invocation_id``,
     ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
     ``input`` (JSON); indexed on ``at`` and on ``(capability, at)``.
 
     Args:
         path: the database file; created (with parent directories) when missing.
-        synchronous: ``"NORMAL"`` (default) or ``"FULL"``.
+        synchronous: ``"NORMAL"`` (default: a commit survives the process being killed) or
+            ``"FULL"`` (an ``fsync`` per commit: survives power loss too).
+        durable: answer each call only after its entry is committed.
 
     Raises:
         AuditSinkError: the database cannot be opened or its schema created.
 
     Example:
-        >>> sink = SqliteAuditSink("audit.db")
+        >>> sink = SqliteAuditSink("audit.db", durable=True)
         >>> audit = agent.audit_log(sink=sink)
         >>> ...
         >>> audit.close()                      # flushes, then closes the sink
@@ -76,33 +76,22 @@ class SqliteAuditSink:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        durable: bool = False,
     ) -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self._closed = False
-        self._close_lock = threading.Lock()
-        ready = threading.Event()
-        startup: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._run, args=(ready, startup), name="foldkit-agent-audit-sqlite", daemon=True
-        )
-        self._thread.start()
-        ready.wait()
-        if startup:
-            raise AuditSinkError(
-                f"cannot open the audit database {self.path}: {startup[0]}"
-            ) from startup[0]
+        super().__init__(durable=durable, where=f"the audit database {self.path}")
 
-    # -- the writer thread ------------------------------------------------------------------------
-
-    def _run(self, ready: threading.Event, startup: list[BaseException]) -> None:
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None)
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             conn.execute("BEGIN IMMEDIATE")
@@ -110,162 +99,36 @@ class SqliteAuditSink:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             conn.execute("COMMIT")
-        except BaseException as exc:
-            startup.append(exc)
-            ready.set()
-            return
-        ready.set()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _insert(self, conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        db = cast(sqlite3.Connection, conn)
+        db.execute("BEGIN")
         try:
-            while True:
-                batch, done, errors = self._jobs.get()
-                if batch is None:
-                    done.set()
-                    return
-                try:
-                    rows = [_row(e) for e in batch]
-                    conn.execute("BEGIN")
-                    try:
-                        conn.executemany(_INSERT, rows)
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        conn.execute("ROLLBACK")
-                        raise
-                except BaseException as exc:
-                    errors.append(exc)
-                finally:
-                    done.set()
+            db.executemany(sql, rows)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _disconnect(self, conn: Any) -> None:
+        cast(sqlite3.Connection, conn).close()
+
+    def _select(self, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return conn.execute(sql, args).fetchall()
         finally:
             conn.close()
 
-    # -- the sink --------------------------------------------------------------------------------
+    def _time(self, at: datetime) -> str:
+        return iso_time(at)
 
-    def write(self, entries: list[AuditEntry], /) -> None:
-        """Commit ``entries`` as one transaction; returns once they are durable.
+    def _read_time(self, value: Any) -> datetime:
+        return datetime.fromisoformat(value)
 
-        Raises:
-            AuditSinkError: the sink is closed, or SQLite refused the batch (nothing of the
-                batch is stored then).
-        """
-        if not entries:
-            return
-        done = threading.Event()
-        errors: list[BaseException] = []
-        with self._close_lock:  # a job is never queued behind the closing sentinel
-            if self._closed:
-                raise AuditSinkError(f"the audit database {self.path} is closed")
-            self._jobs.put((list(entries), done, errors))
-        done.wait()
-        if errors:
-            raise AuditSinkError(
-                f"storing {len(entries)} audit entries failed: {errors[0]}"
-            ) from errors[0]
-
-    def close(self) -> None:
-        """Finish the writes handed over so far, then close the connection; idempotent."""
-        done = threading.Event()
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._jobs.put((None, done, []))
-        done.wait()
-        self._thread.join()
-
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._closed
-
-    # -- reading -----------------------------------------------------------------------------------
-
-    def query(
-        self,
-        *,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        capability: str | None = None,
-        decision: Decision | None = None,
-        limit: int | None = None,
-    ) -> list[AuditEntry]:
-        """Stored entries matching every filter given, oldest first.
-
-        Reads what has been committed (use ``AuditLog.flush()`` first to include recent
-        entries); works after :meth:`close` and from any thread.
-
-        Args:
-            since: only entries at or after this aware datetime.
-            until: only entries before this aware datetime.
-            capability: only this capability name.
-            decision: only ``"dispatched"``, ``"refused"`` or ``"unknown"``.
-            limit: at most this many (the oldest matching).
-
-        Raises:
-            ValueError: a naive datetime, an unknown decision, or a negative limit.
-            AuditSinkError: the database cannot be read.
-
-        Example:
-            >>> sink.query(since=datetime.now(UTC) - timedelta(hours=1), decision="refused")
-        """
-        where: list[str] = []
-        args: list[Any] = []
-        for op, bound in ((">=", since), ("<", until)):
-            if bound is not None:
-                if bound.tzinfo is None:
-                    raise ValueError("since/until must be timezone-aware datetimes")
-                where.append(f"at {op} ?")
-                args.append(iso_time(bound))
-        if capability is not None:
-            where.append("capability = ?")
-            args.append(capability)
-        if decision is not None:
-            if decision not in DECISIONS:
-                raise ValueError(f"decision must be one of {sorted(DECISIONS)}, not {decision!r}")
-            where.append("decision = ?")
-            args.append(decision)
-        sql = f"SELECT {_COLUMNS} FROM audit_entries"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY at, id"
-        if limit is not None:
-            if limit < 0:
-                raise ValueError("limit must not be negative")
-            sql += " LIMIT ?"
-            args.append(limit)
-        try:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-            try:
-                rows = conn.execute(sql, args).fetchall()
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            raise AuditSinkError(f"cannot read the audit database {self.path}: {exc}") from exc
-        return [_entry(cast(tuple[Any, ...], r)) for r in rows]
-
-
-def _row(e: AuditEntry) -> tuple[Any, ...]:
-    return (
-        iso_time(e.at),
-        e.invocation_id,
-        e.transport,
-        e.capability,
-        e.tag,
-        json_text(e.principal),
-        e.decision,
-        e.outcome,
-        json_text(e.input),
-    )
-
-
-def _entry(row: tuple[Any, ...]) -> AuditEntry:
-    at, invocation_id, transport, capability, tag, principal, decision, outcome, inp = row
-    return AuditEntry(
-        at=datetime.fromisoformat(at),
-        invocation_id=invocation_id,
-        transport=transport,
-        capability=capability,
-        tag=tag,
-        principal=None if principal is None else json.loads(principal),
-        decision=decision,
-        outcome=outcome,
-        input=None if inp is None else json.loads(inp),
-    )
+    def _read_json(self, value: Any) -> Any:
+        return json.loads(value)

@@ -1,0 +1,279 @@
+"""What the database sinks share: one table, one row mapping, one batching writer, one reader.
+
+:class:`SqliteAuditSink` and :class:`PostgresAuditSink` differ only in how they connect, how a
+batch is inserted and committed, how a query is run, and how a time and a JSON column are
+passed; everything else is here, so the two stores hold the same rows and answer
+:meth:`DatabaseAuditSink.query` alike.
+
+Table ``audit_entries``: ``id`` (ascending in insertion order), ``at`` (UTC), ``invocation_id``,
+``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
+``input`` (JSON); indexed on ``at`` and on ``(capability, at)``.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .encode import json_text, storable_text
+from .log import DECISIONS, AuditEntry, AuditSinkError, Decision
+
+__all__ = ["COLUMNS", "DatabaseAuditSink"]
+
+COLUMNS = (
+    "at",
+    "invocation_id",
+    "transport",
+    "capability",
+    "tag",
+    "principal",
+    "decision",
+    "outcome",
+    "input",
+)
+"""The stored columns besides ``id``, in row order."""
+
+JSON_COLUMNS = frozenset({"principal", "input"})
+
+_Job = tuple[list[AuditEntry] | None, threading.Event, list[BaseException]]
+
+
+class DatabaseAuditSink(ABC):
+    """A sink whose one writer thread owns the write connection; the shared part.
+
+    Each ``write(batch)`` is handed to the writer thread and committed as one transaction
+    before ``write`` returns, so a failure raises in the caller (the audit log's thread, which
+    counts it). Behind :class:`~foldkit_agent.audit.AuditLog`, whatever is pending when the
+    writer is free goes in one batch (up to 1000 entries): concurrent invocations share a
+    commit. A connection that broke is replaced on the next batch.
+
+    Attributes:
+        durable: answers wait for their entry to be committed (see ``AuditLog.committed``).
+    """
+
+    placeholder = "?"
+    """The driver's parameter marker."""
+
+    def __init__(self, *, durable: bool, where: str) -> None:
+        self.durable = durable
+        self._where = where
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._closed = False
+        self._close_lock = threading.Lock()
+        ready = threading.Event()
+        startup: list[BaseException] = []
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(ready, startup),
+            name=f"foldkit-agent-audit-{type(self).__name__}",
+            daemon=True,
+        )
+        self._thread.start()
+        ready.wait()
+        if startup:
+            raise AuditSinkError(f"cannot open {where}: {startup[0]}") from startup[0]
+
+    # -- what each database supplies ---------------------------------------------------------
+
+    @abstractmethod
+    def _connect(self) -> Any:
+        """A new write connection, with the schema in place (runs on the writer thread)."""
+
+    @abstractmethod
+    def _insert(self, conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` with ``sql`` and commit, as one transaction; raise on failure."""
+
+    @abstractmethod
+    def _disconnect(self, conn: Any) -> None:
+        """Close a write connection."""
+
+    @abstractmethod
+    def _select(self, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Run a read-only query on a connection of its own."""
+
+    def _broken(self, conn: Any) -> bool:
+        """Whether ``conn`` must be replaced after a failed batch."""
+        return False
+
+    def _marker(self, column: str) -> str:
+        """The parameter marker for ``column`` in the INSERT (a cast, for instance)."""
+        return self.placeholder
+
+    @abstractmethod
+    def _time(self, at: datetime) -> Any:
+        """``at`` as the driver stores it."""
+
+    @abstractmethod
+    def _read_time(self, value: Any) -> datetime:
+        """A stored ``at`` back as an aware UTC datetime."""
+
+    @abstractmethod
+    def _read_json(self, value: Any) -> Any:
+        """A stored JSON column (never ``NULL``) back as data."""
+
+    # -- the writer thread -------------------------------------------------------------------
+
+    def _run(self, ready: threading.Event, startup: list[BaseException]) -> None:
+        try:
+            conn: Any = self._connect()
+        except BaseException as exc:
+            startup.append(exc)
+            ready.set()
+            return
+        ready.set()
+        sql = (
+            f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) "
+            f"VALUES ({', '.join(self._marker(c) for c in COLUMNS)})"
+        )
+        try:
+            while True:
+                batch, done, errors = self._jobs.get()
+                if batch is None:
+                    done.set()
+                    return
+                try:
+                    if conn is None:
+                        conn = self._connect()
+                    self._insert(conn, sql, [self._row(e) for e in batch])
+                except BaseException as exc:
+                    errors.append(exc)
+                    if conn is not None and self._broken(conn):
+                        self._disconnect(conn)
+                        conn = None
+                finally:
+                    done.set()
+        finally:
+            if conn is not None:
+                self._disconnect(conn)
+
+    def _row(self, e: AuditEntry) -> tuple[Any, ...]:
+        return (
+            self._time(e.at),
+            storable_text(e.invocation_id),
+            storable_text(e.transport),
+            storable_text(e.capability),
+            None if e.tag is None else storable_text(e.tag),
+            json_text(e.principal),
+            e.decision,
+            storable_text(e.outcome),
+            json_text(e.input),
+        )
+
+    def _entry(self, row: Sequence[Any]) -> AuditEntry:
+        at, invocation_id, transport, capability, tag, principal, decision, outcome, inp = row
+        return AuditEntry(
+            at=self._read_time(at),
+            invocation_id=invocation_id,
+            transport=transport,
+            capability=capability,
+            tag=tag,
+            principal=None if principal is None else self._read_json(principal),
+            decision=decision,
+            outcome=outcome,
+            input=None if inp is None else self._read_json(inp),
+        )
+
+    # -- the sink ----------------------------------------------------------------------------
+
+    def write(self, entries: list[AuditEntry], /) -> None:
+        """Commit ``entries`` as one transaction; returns once they are stored.
+
+        Raises:
+            AuditSinkError: the sink is closed, or the database refused the batch (nothing of
+                the batch is stored then).
+        """
+        if not entries:
+            return
+        done = threading.Event()
+        errors: list[BaseException] = []
+        with self._close_lock:  # a job is never queued behind the closing sentinel
+            if self._closed:
+                raise AuditSinkError(f"{self._where} is closed")
+            self._jobs.put((list(entries), done, errors))
+        done.wait()
+        if errors:
+            raise AuditSinkError(
+                f"storing {len(entries)} audit entries failed: {errors[0]}"
+            ) from errors[0]
+
+    def close(self) -> None:
+        """Finish the writes handed over so far, then close the connection; idempotent."""
+        done = threading.Event()
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._jobs.put((None, done, []))
+        done.wait()
+        self._thread.join()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def query(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        capability: str | None = None,
+        decision: Decision | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEntry]:
+        """Stored entries matching every filter given, oldest first.
+
+        Reads what has been committed (use ``AuditLog.flush()`` first to include recent
+        entries); works after :meth:`close` and from any thread.
+
+        Args:
+            since: only entries at or after this aware datetime.
+            until: only entries before this aware datetime.
+            capability: only this capability name.
+            decision: only ``"dispatched"``, ``"refused"`` or ``"unknown"``.
+            limit: at most this many (the oldest matching).
+
+        Raises:
+            ValueError: a naive datetime, an unknown decision, or a negative limit.
+            AuditSinkError: the database cannot be read.
+
+        Example:
+            >>> sink.query(since=datetime.now(UTC) - timedelta(hours=1), decision="refused")
+        """
+        mark = self.placeholder
+        where: list[str] = []
+        args: list[Any] = []
+        for op, bound in ((">=", since), ("<", until)):
+            if bound is not None:
+                if bound.tzinfo is None:
+                    raise ValueError("since/until must be timezone-aware datetimes")
+                where.append(f"at {op} {mark}")
+                args.append(self._time(bound))
+        if capability is not None:
+            where.append(f"capability = {mark}")
+            args.append(capability)
+        if decision is not None:
+            if decision not in DECISIONS:
+                raise ValueError(f"decision must be one of {sorted(DECISIONS)}, not {decision!r}")
+            where.append(f"decision = {mark}")
+            args.append(decision)
+        sql = f"SELECT {', '.join(COLUMNS)} FROM audit_entries"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY at, id"
+        if limit is not None:
+            if limit < 0:
+                raise ValueError("limit must not be negative")
+            sql += f" LIMIT {mark}"
+            args.append(limit)
+        try:
+            rows = self._select(sql, args)
+        except Exception as exc:
+            raise AuditSinkError(f"cannot read {self._where}: {exc}") from exc
+        return [self._entry(r) for r in rows]
