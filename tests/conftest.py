@@ -46,3 +46,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped ({reason}), but `make test` allows no skips: install the peer"
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Any:
+    """A throwaway PostgreSQL cluster for the session (tests/support/postgres.py)."""
+    from tests.support.postgres import cluster, server_bin
+
+    if server_bin() is None:
+        pytest.skip("PostgreSQL is not installed: run `make postgres`")
+    with cluster() as running:
+        yield running
+
+
+@pytest.fixture
+def postgres_dsn(postgres_cluster: Any) -> Any:
+    """The DSN of a fresh, empty database on the session's cluster, dropped afterwards."""
+    with postgres_cluster.database() as dsn:
+        yield dsn

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from foldkit_agent import (
     agent,
 )
 from tests.support.audit_app import bind
+from tests.support.audit_app import record as _record
 from tests.support.paths import ROOT
 
 WAIT = 10.0  # generous upper bound for waits on events the code sets (never reached when green)
@@ -180,18 +180,6 @@ def test_a_sink_without_write_is_refused() -> None:
         AuditLog(sink=object())  # type: ignore[arg-type]
 
 
-def _record(audit: AuditLog, inv: str, *, capability: str = "c", **kw: Any) -> AuditEntry:
-    fields: dict[str, Any] = {
-        "transport": "in-app",
-        "tag": "T",
-        "principal": None,
-        "decision": "dispatched",
-        "outcome": "ok",
-    }
-    fields.update(kw)
-    return audit.record(invocation_id=inv, capability=capability, **fields)
-
-
 # -- JSONL -------------------------------------------------------------------------------------
 
 
@@ -238,78 +226,10 @@ def test_the_sqlite_sink_uses_wal_and_indexes_time_and_capability(tmp_path: Path
     assert ["capability", "at"] in indexes.values()
 
 
-def test_the_sqlite_sink_stores_what_the_log_recorded_and_queries_it(tmp_path: Path) -> None:
-    sink = SqliteAuditSink(tmp_path / "audit.db")
-    audit = AuditLog(sink=sink, include_input=True, principal=lambda p: p)
-    start = datetime.now(UTC)
-    for n in range(6):
-        _record(
-            audit,
-            f"i{n}",
-            capability="delete" if n % 2 else "create",
-            decision="refused" if n % 3 == 0 else "dispatched",
-            principal={"id": "ann"},
-            input={"n": [n, {"deep": True}]},
-        )
-    assert audit.close(WAIT)
-    stored = sink.query()
-    assert stored == audit.entries()
-    assert [e.invocation_id for e in sink.query(capability="delete")] == ["i1", "i3", "i5"]
-    assert [e.invocation_id for e in sink.query(decision="refused")] == ["i0", "i3"]
-    assert [e.invocation_id for e in sink.query(capability="delete", decision="refused")] == ["i3"]
-    assert sink.query(since=start - timedelta(seconds=1), limit=2) == stored[:2]
-    assert sink.query(since=datetime.now(UTC) + timedelta(seconds=1)) == []
-    assert sink.query(until=start) == []
-    with pytest.raises(ValueError, match="timezone-aware"):
-        sink.query(since=datetime.now())
-    with pytest.raises(ValueError, match="decision"):
-        sink.query(decision="maybe")  # type: ignore[arg-type]
-
-
-def test_the_sqlite_connection_is_used_by_one_thread_whoever_writes(tmp_path: Path) -> None:
-    sink = SqliteAuditSink(tmp_path / "audit.db")
-    audit = AuditLog()
-    entries = [_record(audit, f"t{n}") for n in range(4)]
-    threads = [threading.Thread(target=sink.write, args=([e],)) for e in entries]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT)
-    sink.write([])
-    assert sorted(e.invocation_id for e in sink.query()) == ["t0", "t1", "t2", "t3"]
-    sink.close()
-    sink.close()
-    with pytest.raises(AuditSinkError, match="closed"):
-        sink.write(entries)
-    assert len(sink.query()) == 4  # reading works after close
-
-
 def test_an_unopenable_sqlite_database_fails_when_the_sink_is_made(tmp_path: Path) -> None:
     (tmp_path / "audit.db").mkdir()
     with pytest.raises(AuditSinkError, match="cannot open the audit database"):
         SqliteAuditSink(tmp_path / "audit.db")
-
-
-def test_a_failing_sqlite_batch_is_counted_on_the_log_and_stores_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "audit.db"
-    sink = SqliteAuditSink(path)
-    conn = sqlite3.connect(path)
-    conn.execute(
-        "CREATE TRIGGER no_bad BEFORE INSERT ON audit_entries WHEN NEW.capability = 'bad' "
-        "BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END"
-    )
-    conn.commit()
-    conn.close()
-    audit = AuditLog(sink=sink, sink_linger=0.5)
-    _record(audit, "a")
-    _record(audit, "b", capability="bad")  # same batch as "a": the whole batch is refused
-    assert audit.flush(WAIT)
-    assert audit.sink_failed_entries == 2
-    assert audit.last_sink_error is not None
-    assert "refused by trigger" in audit.last_sink_error
-    _record(audit, "c")
-    assert audit.close(WAIT)
-    assert [e.invocation_id for e in sink.query()] == ["c"]
 
 
 KILL_CHILD = textwrap.dedent(

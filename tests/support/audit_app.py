@@ -8,7 +8,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from foldkit_agent import AgentRuntime, AuditLog, Invocation, Message, agent, message_union, surface
+from foldkit_agent import (
+    AgentRuntime,
+    AuditEntry,
+    AuditLog,
+    Invocation,
+    Message,
+    agent,
+    message_union,
+    surface,
+)
 
 
 class Model(BaseModel, frozen=True):
@@ -143,3 +152,16 @@ def bind(audit: AuditLog | None) -> tuple[TestHost, AgentRuntime[Model, Any]]:
     host = TestHost()
     rt = B.bind(definition=Definition, host=host, audit=audit, principal=principal)
     return host, rt
+
+
+def record(audit: AuditLog, inv: str, *, capability: str = "c", **kw: Any) -> AuditEntry:
+    """``audit.record`` one dispatched entry for ``inv``, with ``kw`` overriding its fields."""
+    fields: dict[str, Any] = {
+        "transport": "in-app",
+        "tag": "T",
+        "principal": None,
+        "decision": "dispatched",
+        "outcome": "ok",
+    }
+    fields.update(kw)
+    return audit.record(invocation_id=inv, capability=capability, **fields)

@@ -42,7 +42,8 @@ class PostgresAuditSink(DatabaseAuditSink):
     """Store entries in PostgreSQL (psycopg 3), for audit shared by several workers.
 
     Same table, batching and :meth:`query` as :class:`SqliteAuditSink`, with ``at`` as
-    ``TIMESTAMPTZ`` and ``principal``/``input`` as ``JSONB``. One writer thread owns one
+    ``TIMESTAMPTZ`` and ``principal``/``input`` as ``JSONB`` (numbers are kept as numerics: a
+    float written in exponent form, such as ``1e16``, reads back as the int of that value). One writer thread owns one
     connection and commits each batch as one transaction; a connection that broke (the server
     restarted) is replaced on the next batch, and the failed batch is counted on the log.
     Several processes may share one database: the schema is created under an advisory lock.
@@ -72,8 +73,14 @@ class PostgresAuditSink(DatabaseAuditSink):
     placeholder = "%s"
 
     def __init__(self, dsn: str, *, durable: bool = False, connect_timeout: float = 10.0) -> None:
-        import psycopg
-        from psycopg.conninfo import conninfo_to_dict
+        try:
+            import psycopg
+            from psycopg.conninfo import conninfo_to_dict
+        except ImportError as exc:
+            raise ModuleNotFoundError(
+                "PostgresAuditSink needs psycopg 3: pip install 'foldkit-agent[postgres]'",
+                name="psycopg",
+            ) from exc
 
         self._psycopg = psycopg
         self._dsn = dsn
