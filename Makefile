@@ -1,6 +1,7 @@
 # foldkit-agent: every target installs what it needs on its own.
 #   make demo   the todo app driven by an agent over real MCP
-#   make test   the whole test suite (Python, Node interop peers, headless Chromium)
+#   make test   the whole test suite (Python, Node interop peers, headless Chromium,
+#               a throwaway PostgreSQL cluster)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -9,7 +10,7 @@ STAMP  := $(VENV)/.installed
 NODE_STAMP := tests/interop/node_modules/.installed
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test lint format bench soak check install node chromium clean
+.PHONY: demo test lint format bench soak check install node chromium postgres clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,10 +36,19 @@ chromium:
 	  || { echo "could not install chromium: run 'sudo apt-get install chromium' and retry"; exit 1; }; \
 	fi
 
+# The audit tests start a throwaway PostgreSQL cluster from Debian's server binaries
+# (tests/support/postgres.py); no service is started here and none is left running.
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo "installing Debian's postgresql for the PostgreSQL audit tests"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql) \
+	  || { echo "could not install postgresql: run 'sudo apt-get install postgresql' and retry"; exit 1; }; \
+	fi
+
 demo: $(STAMP)
 	$(VENV)/bin/foldkit-agent demo
 
-test: $(STAMP) node chromium
+test: $(STAMP) node chromium postgres
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
 
 lint: $(STAMP)

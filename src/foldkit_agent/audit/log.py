@@ -288,6 +288,31 @@ class AuditLog:
         """Whether entries record a principal (a ``principal=`` projection was given)."""
         return self._principal is not None
 
+    def use_sink(self, sink: AuditSink) -> None:
+        """Forward the entries recorded from now on to ``sink``, on a log made without one.
+
+        What ``foldkit-agent serve --audit`` does with the runtime's own log, so its
+        ``principal=``/``include_input`` choices stay. Entries already kept in memory are not
+        forwarded.
+
+        Raises:
+            ValueError: the log already has a sink, or was closed.
+            TypeError: ``sink`` has no ``write``.
+
+        Example:
+            >>> runtime.audit.use_sink(SqliteAuditSink("audit.db", durable=True))
+        """
+        if not callable(getattr(sink, "write", None)):
+            raise TypeError("audit sink must have write(entries)")
+        with self._cond:
+            if self._sink is not None or self._closing:
+                raise ValueError("this audit log already has a sink (or was closed)")
+            self.durable = getattr(sink, "durable", False) is True
+            if self.durable:
+                self._sink_linger = 0.0
+            self._sink = sink
+        _live_logs.add(self)
+
     # -- recording (called by the runtime) ---------------------------------------------------
 
     def record(

@@ -43,9 +43,10 @@ class PostgresAuditSink(DatabaseAuditSink):
 
     Same table, batching and :meth:`query` as :class:`SqliteAuditSink`, with ``at`` as
     ``TIMESTAMPTZ`` and ``principal``/``input`` as ``JSONB`` (numbers are kept as numerics: a
-    float written in exponent form, such as ``1e16``, reads back as the int of that value). One writer thread owns one
-    connection and commits each batch as one transaction; a connection that broke (the server
-    restarted) is replaced on the next batch, and the failed batch is counted on the log.
+    float written in exponent form, such as ``1e16``, reads back as the int of that value).
+    One writer thread owns one connection and commits each batch as one transaction; a
+    connection that broke (the server restarted) is replaced on the next batch, and the failed
+    batch is counted on the log.
     Several processes may share one database: the schema is created under an advisory lock.
 
     With ``durable=True`` an invocation's answer is released only once its entry is committed

@@ -28,8 +28,10 @@ from starlette.routing import Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from .. import __version__
+from ..audit.log import AuditSink, AuditSinkError
 from ..runtime.bound import AgentRuntime
 from . import Command, app
+from .audit_option import AUDIT_HELP, attach_audit, open_sink
 from .loading import TargetError, fail, load_attr
 
 __all__ = ["HttpPart", "combine", "http_parts", "open_runtime", "run_http", "serve"]
@@ -305,6 +307,23 @@ async def run_http(
             listening.close()
 
 
+@asynccontextmanager
+async def _audited(rt: AgentRuntime[Any, Any], sink: AuditSink | None) -> AsyncGenerator[None]:
+    """Send ``rt``'s entries to ``sink`` while serving; flush and close it afterwards."""
+    if sink is None:
+        yield
+        return
+    try:
+        log = attach_audit(rt, sink)
+    except ValueError as err:
+        raise TargetError(f"--audit: {err}") from None
+    try:
+        yield
+    finally:
+        with anyio.CancelScope(shield=True):
+            await asyncio.to_thread(log.close, 10.0)
+
+
 @app.command(cls=Command)
 def serve(
     target: str = typer.Argument(..., help="MODULE:ATTR naming a runtime or a runtime factory"),
@@ -335,6 +354,12 @@ def serve(
         "--token",
         help="Require a bearer token for MCP and A2A over HTTP (the A2A card stays public): "
         "TOKEN=SUBJECT[;SCOPE,...] (repeatable)",
+    ),
+    audit: str | None = typer.Option(None, "--audit", metavar="SPEC", help=AUDIT_HELP),
+    audit_durable: bool = typer.Option(
+        False,
+        "--audit-durable",
+        help="With --audit: answer each call only after its audit entry is stored",
     ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
@@ -371,9 +396,17 @@ def serve(
         )
     hosts = None if loopback else list(allowed_host)
     public = host if loopback or not hosts or hosts[0] == "*" else hosts[0]
+    if audit_durable and audit is None:
+        fail("--audit-durable needs --audit SPEC (where to store the entries)")
+    sink: AuditSink | None = None
+    if audit is not None:
+        try:
+            sink = open_sink(audit, durable=audit_durable)
+        except (ValueError, AuditSinkError, ModuleNotFoundError) as err:
+            fail(str(err))
 
     async def main() -> None:
-        async with open_runtime(loaded, target) as rt:
+        async with open_runtime(loaded, target) as rt, _audited(rt, sink):
             if mcp == "stdio":
                 from ..adapters.mcp import serve_stdio
 

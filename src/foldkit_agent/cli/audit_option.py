@@ -1,0 +1,64 @@
+"""``serve --audit SPEC [--audit-durable]``: persist the served runtime's audit entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..audit.log import AuditLog, AuditSink, audit_log
+from ..runtime.bound import AgentRuntime
+
+__all__ = ["AUDIT_HELP", "attach_audit", "open_sink"]
+
+AUDIT_HELP = (
+    "Store every audit entry: sqlite:PATH, jsonl:PATH or postgres:DSN (a postgresql:// URI "
+    "works as is)"
+)
+
+
+def open_sink(spec: str, *, durable: bool) -> AuditSink:
+    """The sink an ``--audit`` value names.
+
+    Args:
+        spec: ``sqlite:PATH``, ``jsonl:PATH``, ``postgres:DSN`` or ``postgresql://...``.
+        durable: hold each answer until its entry is stored.
+
+    Raises:
+        ValueError: an unknown kind or an empty path/DSN (the message says the accepted forms).
+        AuditSinkError: the store cannot be opened.
+
+    Example:
+        >>> open_sink("sqlite:audit.db", durable=True)
+    """
+    if spec.startswith(("postgresql://", "postgres://")):
+        kind, target = "postgres", spec
+    else:
+        kind, _, target = spec.partition(":")
+    if not target:
+        raise ValueError(f"--audit takes sqlite:PATH, jsonl:PATH or postgres:DSN, got {spec!r}")
+    if kind == "sqlite":
+        from ..audit.sqlite import SqliteAuditSink
+
+        return SqliteAuditSink(target, durable=durable)
+    if kind == "jsonl":
+        from ..audit.jsonl import JsonlAuditSink
+
+        return JsonlAuditSink(target, durable=durable)
+    if kind in ("postgres", "postgresql"):
+        from ..audit.postgres import PostgresAuditSink
+
+        return PostgresAuditSink(target, durable=durable)
+    raise ValueError(f"--audit takes sqlite:PATH, jsonl:PATH or postgres:DSN, got {spec!r}")
+
+
+def attach_audit(rt: AgentRuntime[Any, Any], sink: AuditSink) -> AuditLog:
+    """Send ``rt``'s audit entries to ``sink``: through its own log when it has one (keeping
+    its principal and input choices), else through a new default log.
+
+    Raises:
+        ValueError: the runtime's log already has a sink of its own.
+    """
+    if rt.audit is None:
+        rt.audit = audit_log(sink=sink)
+    else:
+        rt.audit.use_sink(sink)
+    return rt.audit
