@@ -1,10 +1,10 @@
 """Answered means audited: a durable sink holds each answer until its entry is stored.
 
 The seam (DESIGN §13): ``AuditLog.note`` hands back a ticket when the sink is durable, and
-``AuditLog.committed(ticket)`` resolves when the batch holding it was written. These tests
-drive the seam directly; tests/audit/test_durable_runtime.py drives it through dispatch, and
-tests/audit/test_crash.py kills real processes. Blocking sinks use ``threading.Event``, never a
-sleep.
+``AuditLog.committed(ticket)`` resolves when the batch holding it was written; the runtime
+awaits it before answering. These tests drive the seam directly, then through dispatch;
+tests/audit/test_crash.py kills real processes. Blocking sinks use ``threading.Event``, never
+a sleep.
 """
 
 from __future__ import annotations
@@ -17,7 +17,16 @@ from typing import Any
 
 import pytest
 
-from foldkit_agent import AuditEntry, AuditLog, AuditTicket, JsonlAuditSink, SqliteAuditSink
+from foldkit_agent import (
+    AgentInvalidInputError,
+    AuditEntry,
+    AuditLog,
+    AuditTicket,
+    Invocation,
+    JsonlAuditSink,
+    SqliteAuditSink,
+)
+from tests.support.audit_app import Increment, bind
 
 WAIT = 10.0  # upper bound for events the code sets (never reached when green)
 
@@ -213,3 +222,74 @@ def test_waiters_on_several_event_loops_are_each_woken_on_their_own_loop() -> No
 def test_commit_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError, match="commit_timeout"):
         AuditLog(commit_timeout=0)
+
+
+# -- through dispatch ----------------------------------------------------------------------------
+
+
+async def test_a_dispatch_answers_only_after_its_entry_is_committed() -> None:
+    sink = DurableSink(blocked=True)
+    audit = AuditLog(sink=sink)
+    host, rt = bind(audit)
+    call = asyncio.ensure_future(rt.messages.dispatch("increment", {"by": 2}, Invocation(id="d1")))
+    assert await asyncio.to_thread(sink.entered.wait, WAIT)
+    assert host.dispatched == [Increment(by=2)]  # applied ...
+    assert not call.done()  # ... but not answered: the entry is not stored yet
+    assert rt.pending() == 1
+    sink.gate.set()
+    result = await call
+    assert result.message == Increment(by=2)
+    assert sink.batches == [["d1"]]
+    assert rt.pending() == 0
+    assert audit.close(WAIT)
+
+
+async def test_a_refusal_is_also_answered_after_its_entry_is_committed() -> None:
+    sink = DurableSink(blocked=True)
+    audit = AuditLog(sink=sink)
+    _host, rt = bind(audit)
+    call = asyncio.ensure_future(
+        rt.messages.dispatch("increment", {"by": "2"}, Invocation(id="r1"))
+    )
+    assert await asyncio.to_thread(sink.entered.wait, WAIT)
+    assert not call.done()
+    sink.gate.set()
+    with pytest.raises(AgentInvalidInputError):
+        await call
+    assert sink.batches == [["r1"]]
+    assert audit.close(WAIT)
+
+
+async def test_a_failing_durable_sink_never_withholds_the_answer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    audit = AuditLog(sink=DurableSink(error=OSError("disk full")))
+    host, rt = bind(audit)
+    _host2, baseline = bind(AuditLog())
+    with caplog.at_level(logging.ERROR, logger="foldkit_agent.audit"):
+        got = await rt.messages.dispatch("increment", {"by": 1}, Invocation(id="x1"))
+    want = await baseline.messages.dispatch("increment", {"by": 1}, Invocation(id="x1"))
+    assert got == want  # the answer is the one without a sink: the Message was applied
+    assert host.dispatched == [Increment(by=1)]
+    assert audit.unconfirmed == 1
+    assert any("x1" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
+    assert audit.close(WAIT)
+
+
+async def test_a_caller_cancelled_while_its_entry_commits_is_let_go() -> None:
+    sink = DurableSink(blocked=True)
+    audit = AuditLog(sink=sink)
+    host, rt = bind(audit)
+    call = asyncio.ensure_future(rt.messages.dispatch("increment", {"by": 1}, Invocation(id="c1")))
+    assert await asyncio.to_thread(sink.entered.wait, WAIT)
+    assert host.dispatched == [Increment(by=1)]
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call  # let go although the sink still holds the entry
+    assert rt.pending() == 0
+    assert sink.batches == []
+    sink.gate.set()
+    assert await asyncio.to_thread(audit.flush, WAIT)
+    assert sink.batches == [["c1"]]  # audited all the same, as dispatched
+    assert audit.entries()[0].decision == "dispatched"
+    assert audit.close(WAIT)

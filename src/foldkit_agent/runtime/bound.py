@@ -32,7 +32,7 @@ from opentelemetry import trace
 
 from ..app.host import Unsubscribe, host_observe, host_subscribe
 from ..app.message import Message
-from ..audit.log import AuditLog, Decision
+from ..audit.log import AuditLog, AuditTicket, Decision
 from ..contract.calls import Invocation
 from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import AgentDefinition, Capability
@@ -362,6 +362,7 @@ class AgentRuntime(Generic[M, P]):
         self._in_flight += 1
         decision: Decision = "refused"
         outcome = "ok"
+        cancelled = False
         span_scope: AbstractContextManager[Any] = (
             _NO_SPAN
             if not _tracing_configured()
@@ -389,25 +390,33 @@ class AgentRuntime(Generic[M, P]):
             except asyncio.CancelledError:
                 outcome = AgentCancelledError.tag
                 decision = "unknown" if run.host_called else "refused"
+                cancelled = True
                 raise
             except Exception:
                 outcome = DEFECT
                 decision = "unknown" if run.host_called else "refused"
                 raise
             finally:
-                self._in_flight -= 1
-                if run.claimed:
-                    self._ids_in_flight.discard(inv.id)
                 if span is not None:
                     span.set_attribute("agent.decision", decision)
                     span.set_attribute("agent.outcome", outcome)
-                self._record(run, decision, outcome)
+                ticket = self._record(run, decision, outcome)
+                try:
+                    # Answered means audited: with a durable sink the answer waits for the
+                    # commit (bounded by the log's commit_timeout). A cancelled caller gets
+                    # no answer, so it does not wait.
+                    if ticket is not None and not cancelled and self.audit is not None:
+                        await self.audit.committed(ticket)
+                finally:
+                    self._in_flight -= 1
+                    if run.claimed:
+                        self._ids_in_flight.discard(inv.id)
 
-    def _record(self, run: Dispatch, decision: Decision, outcome: str) -> None:
-        """Write the invocation's one audit entry."""
+    def _record(self, run: Dispatch, decision: Decision, outcome: str) -> AuditTicket | None:
+        """Write the invocation's one audit entry; a ticket when the sink is durable."""
         if self.audit is None:
-            return
-        self.audit.note(
+            return None
+        return self.audit.note(
             invocation_id=run.invocation.id,
             transport=run.invocation.transport,
             capability=run.name,
