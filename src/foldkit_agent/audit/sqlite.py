@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from .log import iso_time
-from .store import DatabaseAuditSink
+from .store import COLUMNS, DatabaseAuditSink
 
 __all__ = ["SqliteAuditSink"]
 
@@ -35,6 +35,9 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
 )
 _SCHEMA_VERSION = 1
+_INSERT = (
+    f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
+)
 
 
 class SqliteAuditSink(DatabaseAuditSink):
@@ -104,11 +107,11 @@ class SqliteAuditSink(DatabaseAuditSink):
             raise
         return conn
 
-    def _insert(self, conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    def _insert(self, conn: Any, rows: list[tuple[Any, ...]]) -> None:
         db = cast(sqlite3.Connection, conn)
         db.execute("BEGIN")
         try:
-            db.executemany(sql, rows)
+            db.executemany(_INSERT, rows)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

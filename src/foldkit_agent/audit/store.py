@@ -37,8 +37,6 @@ COLUMNS = (
 )
 """The stored columns besides ``id``, in row order."""
 
-JSON_COLUMNS = frozenset({"principal", "input"})
-
 _Job = tuple[list[AuditEntry] | None, threading.Event, list[BaseException]]
 
 
@@ -84,8 +82,9 @@ class DatabaseAuditSink(ABC):
         """A new write connection, with the schema in place (runs on the writer thread)."""
 
     @abstractmethod
-    def _insert(self, conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """Insert ``rows`` with ``sql`` and commit, as one transaction; raise on failure."""
+    def _insert(self, conn: Any, rows: list[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` (values in :data:`COLUMNS` order) and commit, as one transaction;
+        raise on failure."""
 
     @abstractmethod
     def _disconnect(self, conn: Any) -> None:
@@ -98,10 +97,6 @@ class DatabaseAuditSink(ABC):
     def _broken(self, conn: Any) -> bool:
         """Whether ``conn`` must be replaced after a failed batch."""
         return False
-
-    def _marker(self, column: str) -> str:
-        """The parameter marker for ``column`` in the INSERT (a cast, for instance)."""
-        return self.placeholder
 
     @abstractmethod
     def _time(self, at: datetime) -> Any:
@@ -125,10 +120,6 @@ class DatabaseAuditSink(ABC):
             ready.set()
             return
         ready.set()
-        sql = (
-            f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) "
-            f"VALUES ({', '.join(self._marker(c) for c in COLUMNS)})"
-        )
         try:
             while True:
                 batch, done, errors = self._jobs.get()
@@ -138,7 +129,7 @@ class DatabaseAuditSink(ABC):
                 try:
                     if conn is None:
                         conn = self._connect()
-                    self._insert(conn, sql, [self._row(e) for e in batch])
+                    self._insert(conn, [self._row(e) for e in batch])
                 except BaseException as exc:
                     errors.append(exc)
                     if conn is not None and self._broken(conn):
