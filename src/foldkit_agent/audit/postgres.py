@@ -35,7 +35,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
 )
-_COPY = cast(LiteralString, f"COPY audit_entries ({', '.join(COLUMNS)}) FROM STDIN")
+_COPY = f"COPY audit_entries ({', '.join(COLUMNS)}) FROM STDIN"
 _SCHEMA_LOCK = 0x666B_6175_6469_74  # pg_advisory_xact_lock key: workers create the table once
 
 
