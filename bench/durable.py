@@ -1,4 +1,4 @@
-"""Scenario 9: what "answered means audited" costs a dispatch (``durable=True`` sinks).
+"""Scenario 10: what "answered means audited" costs a dispatch (``durable=True`` sinks).
 
     python -m bench.durable [--calls 20000]
 
@@ -35,7 +35,7 @@ from .audit_sink import _Host
 from .harness import Row, us
 
 CONCURRENCY = 64
-SCENARIO = "9. answered means audited"
+SCENARIO = "10. answered means audited"
 
 
 class _Counting:
