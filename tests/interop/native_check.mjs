@@ -99,4 +99,23 @@ assert.deepStrictEqual(Object.keys(defect).sort(), ["message", "ok"]);
 assert.doesNotMatch(defect.message, /404|Not Found|missing|127\.0\.0\.1/);
 checks.defect = defect;
 
+// 8. A completion that failed (the application reported FailedToSaveTodo for a duplicate
+//    title) is ok false with the result, never a success shape.
+const duplicate = await call("create_todo", { title: "Milk" }, alice);
+assert.equal(duplicate.ok, false, JSON.stringify(duplicate));
+assert.equal(duplicate.status, "failed");
+assert.equal(duplicate.result._tag, "FailedToSaveTodo");
+assert.match(duplicate.message, /failed/);
+checks.failedCompletion = duplicate;
+
+// 9. A call cancelled while it waits for its completion is ok false, not thrown.
+const carol = { caller: "tool", userEmail: "carol@example.com" };
+const controller = new AbortController();
+const pending = call("create_todo", { title: "Later" }, { ...carol, signal: controller.signal });
+setTimeout(() => controller.abort(), 10); // the todo takes 50 ms to save
+const cancelled = await pending;
+assert.equal(cancelled.ok, false, JSON.stringify(cancelled));
+assert.match(cancelled.message, /was cancelled/);
+checks.cancelledCompletion = cancelled;
+
 console.log(JSON.stringify({ checks }));

@@ -6,13 +6,13 @@ import asyncio
 import json
 from typing import Any
 
-import jsonschema
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from foldkit_agent import AgentError, AgentInvalidInputError, Message, agent, message_union
 from tests.support.hosts import RecordingHost
+from tests.support.schemas import wire_validator
 
 
 class Address(BaseModel):
@@ -40,15 +40,8 @@ Contract = agent.make(
 )
 SCHEMA = Contract.by_name["set_quantity"].input_schema
 # The wire is JSON as Python parses it: 5.0 arrives as a float, and an integer field refuses it
-# (no lax coercion, DESIGN §4.4). JSON Schema calls 5.0 an integer, so the reference validator
-# is told what an integer is on this wire.
-_Strict = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
-    ),
-)
-VALIDATOR = _Strict(SCHEMA)
+# (no lax coercion, DESIGN §4.4); the reference validator reads the schema that way.
+VALIDATOR = wire_validator(SCHEMA)
 
 json_values = st.recursive(
     st.none()

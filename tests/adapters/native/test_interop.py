@@ -123,7 +123,10 @@ async def test_generated_actions_run_in_agent_native(
     assert checks["forged"]["rawStatus"] == 401
 
     # What the application saw: one Model per user; forged and refused calls changed nothing.
-    assert sorted(per_user.runtimes) == ["alice@example.com", "bob@example.com"]
+    assert checks["failedCompletion"]["status"] == "failed"
+    assert checks["cancelledCompletion"]["ok"] is False
+    runtimes = sorted(per_user.runtimes)
+    assert runtimes == ["alice@example.com", "bob@example.com", "carol@example.com"]
     alice = per_user.runtimes["alice@example.com"]
     bob = per_user.runtimes["bob@example.com"]
     assert [t["title"] for t in alice.context()["todos"]] == ["Milk"]
@@ -132,6 +135,7 @@ async def test_generated_actions_run_in_agent_native(
     assert bob.audit is not None
     decisions = [(e.capability, e.decision, e.outcome) for e in alice.audit.entries()]
     assert ("create_todo", "dispatched", "completed") in decisions
+    assert ("create_todo", "dispatched", "failed") in decisions  # the duplicate "Milk"
     assert ("delete_todo", "refused", "AgentCapabilityUnavailableError") in decisions
     assert ("create_todo", "refused", "AgentInvalidInputError") in decisions
     assert {e.principal for e in alice.audit.entries()} == {"alice"}
