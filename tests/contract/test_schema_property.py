@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from examples.todo import AppAgent as TodoAgent
 from foldkit_agent import AgentInvalidInputError, Capability
 from tests.support.constrained import Contract as ConstrainedAgent
+from tests.support.hostile import json_values as hostile_json_values
 from tests.support.schemas import inputs_of, wire_validator
 
 CAPABILITIES: list[Capability] = [*TodoAgent.capabilities, *ConstrainedAgent.capabilities]
@@ -30,20 +31,7 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
-json_leaves = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**53), max_value=2**53)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=30)
-)
-json_values = st.recursive(
-    json_leaves,
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
-    ),
-    max_leaves=8,
-)
+json_values = hostile_json_values(max_leaves=8)
 
 
 def paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
