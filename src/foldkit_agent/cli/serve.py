@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import typer
@@ -29,10 +30,14 @@ from starlette.types import Receive, Scope, Send
 
 from .. import __version__
 from ..audit.log import AuditSink, AuditSinkError
+from ..contract.declare import AgentDefinition
 from ..runtime.bound import AgentRuntime
 from . import Command, app
 from .audit_option import AUDIT_HELP, attach_audit, open_sink
 from .loading import TargetError, fail, load_attr
+
+if TYPE_CHECKING:
+    from ..adapters.mcp.local import LocalUser
 
 __all__ = ["HttpPart", "combine", "http_parts", "open_runtime", "run_http", "serve"]
 
@@ -61,25 +66,58 @@ async def open_runtime(
     if isinstance(target, AgentRuntime):
         yield cast("AgentRuntime[Any, Any]", target)
         return
+    if isinstance(target, AgentDefinition):
+        raise TargetError(
+            f"{reference} is the contract (agent.make(...)), and serve needs it bound to the "
+            f"running application: a runtime factory.{shape_hint(reference)}"
+        )
     if not callable(target):
-        raise TargetError(f"{reference} is neither an AgentRuntime nor a callable returning one")
+        kind = type(target).__name__
+        raise TargetError(
+            f"{reference} is a {kind}, and serve needs a runtime factory (or a bound "
+            f"AgentRuntime).{shape_hint(reference)}"
+        )
     try:
         made: Any = target()
     except TypeError as exc:
-        raise TargetError(f"{reference} must be callable with no arguments") from exc
+        raise TargetError(
+            f"{reference} must be callable with no arguments: {exc}{shape_hint(reference)}"
+        ) from exc
     if hasattr(made, "__aenter__") and hasattr(made, "__aexit__"):
         async with made as rt:
             if not isinstance(rt, AgentRuntime):
-                raise TargetError(f"{reference}() yielded {type(rt).__name__}, not an AgentRuntime")  # pyright: ignore[reportUnknownArgumentType]
+                kind = type(rt).__name__  # pyright: ignore[reportUnknownArgumentType]
+                raise TargetError(
+                    f"{reference}() yielded a {kind}, not an AgentRuntime: yield what "
+                    f"agent.bind(...) returns.{shape_hint(reference)}"
+                )
             yield cast("AgentRuntime[Any, Any]", rt)
         return
     if isinstance(made, Awaitable):
         made = await cast("Awaitable[Any]", made)
     if not isinstance(made, AgentRuntime):
+        kind = type(made).__name__  # pyright: ignore[reportUnknownArgumentType]
         raise TargetError(
-            f"{reference}() must return an AgentRuntime or an async context manager yielding one"
+            f"{reference}() returned a {kind}; a runtime factory returns an async context "
+            f"manager that yields an AgentRuntime.{shape_hint(reference)}"
         )
     yield cast("AgentRuntime[Any, Any]", made)
+
+
+def shape_hint(reference: str) -> str:
+    """The shape ``serve`` wants, as an example to append to an error about ``reference``."""
+    module = reference.partition(":")[0] or "my_app"
+    return (
+        "\n\nA runtime factory runs the application and binds its contract:\n\n"
+        "    from contextlib import asynccontextmanager\n"
+        "    from foldkit_agent import Program, agent\n\n"
+        "    @asynccontextmanager\n"
+        "    async def runtime():\n"
+        "        async with Program(init=Model(), update=update).run() as running:\n"
+        "            yield TodoAgent.bind(definition=AppAgent, host=running.host,\n"
+        "                                 audit=agent.audit_log(), principal=principal)\n\n"
+        f"then: foldkit-agent serve {module}:runtime --mcp stdio (docs/serving.md has more)"
+    )
 
 
 def combine(apps: Sequence[Starlette]) -> Starlette:
@@ -324,36 +362,120 @@ async def _audited(rt: AgentRuntime[Any, Any], sink: AuditSink | None) -> AsyncG
             await asyncio.to_thread(log.close, 10.0)
 
 
+class StdoutToStderr:
+    """While inside, file descriptor 1 (and so ``print``) writes to standard error.
+
+    ``lifted()`` gives the real standard output back for a moment (to the stdio transport,
+    which claims it as the wire and diverts stray writes itself while serving).
+    """
+
+    def __enter__(self) -> StdoutToStderr:
+        sys.stdout.flush()
+        self._saved = os.dup(1)
+        os.dup2(2, 1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(self._saved, 1)
+        os.close(self._saved)
+
+    @contextlib.contextmanager
+    def lifted(self) -> Generator[None]:
+        sys.stdout.flush()
+        os.dup2(self._saved, 1)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+            os.dup2(2, 1)
+
+
+class _NoGuard:
+    """The guard of the HTTP adapters, which leave standard output alone."""
+
+    def __enter__(self) -> _NoGuard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @contextlib.contextmanager
+    def lifted(self) -> Generator[None]:
+        yield
+
+
+async def _serve_stdio(
+    rt: AgentRuntime[Any, Any],
+    name: str,
+    user: LocalUser | None,
+    guard: StdoutToStderr | _NoGuard,
+) -> None:
+    """MCP over this process's stdio, every call carrying ``user`` as its credentials."""
+    from ..adapters.mcp import serve_stdio
+
+    def local_user(_request_context: Any) -> LocalUser | None:
+        return user
+
+    with guard.lifted():  # serve_stdio claims the real stdout as its wire
+        await serve_stdio(rt, name=name, version=__version__, principal_of=local_user)
+
+
 @app.command(cls=Command)
 def serve(
-    target: str = typer.Argument(..., help="MODULE:ATTR naming a runtime or a runtime factory"),
+    target: str = typer.Argument(
+        ...,
+        metavar="MODULE:ATTR",
+        help="A runtime factory (like examples.todo:runtime) or a bound AgentRuntime; "
+        "see docs/serving.md",
+        show_default=False,
+    ),
     mcp: str | None = typer.Option(
-        None, "--mcp", help="Serve MCP over 'stdio' or streamable 'http' (at /mcp)"
+        None,
+        "--mcp",
+        metavar="stdio|http",
+        help="Serve MCP over stdio (a client starts this command) or streamable HTTP (at /mcp)",
     ),
     a2a: bool = typer.Option(False, "--a2a", help="Serve A2A (agent card + JSON-RPC + REST)"),
     webmcp: bool = typer.Option(
         False, "--webmcp", help="Serve a page at / whose capabilities are WebMCP tools"
     ),
-    host: str = typer.Option("127.0.0.1", help="HTTP host (loopback by default)"),
-    port: int = typer.Option(8000, help="HTTP port (0 picks a free one)"),
+    host: str = typer.Option("127.0.0.1", metavar="HOST", help="HTTP host (loopback by default)"),
+    port: int = typer.Option(8000, metavar="PORT", help="HTTP port (0 picks a free one)"),
     allowed_host: list[str] = typer.Option(  # noqa: B008
         [],
         "--allowed-host",
+        metavar="NAME",
         help="With a non-loopback --host: a host name clients use (repeatable; '*' = any, "
         "only behind a proxy that checks Host)",
     ),
-    name: str | None = typer.Option(None, help="Server name shown to clients (default: MODULE)"),
+    name: str | None = typer.Option(
+        None, metavar="NAME", help="Server name shown to clients (default: MODULE)"
+    ),
     native_token: list[str] = typer.Option(  # noqa: B008
         [],
         "--native-token",
+        metavar="TOKEN",
         help="Serve the endpoint generated Agent Native actions call, at /native, for servers "
         "sending this bearer token (repeatable; at least 16 characters)",
     ),
     token: list[str] = typer.Option(  # noqa: B008 - Typer's way of declaring a list option
         [],
         "--token",
+        metavar="SPEC",
         help="Require a bearer token for MCP and A2A over HTTP (the A2A card stays public): "
-        "TOKEN=SUBJECT[;SCOPE,...] (repeatable)",
+        "TOKEN=SUBJECT[;SCOPE,...], repeatable",
+    ),
+    principal: str | None = typer.Option(
+        None,
+        "--principal",
+        metavar="SPEC",
+        help="With --mcp stdio: the local user who started the server (Claude Desktop's "
+        "user), SUBJECT[;SCOPE,...]; every call carries them as invocation.credentials "
+        "(a LocalUser with subject and scopes)",
+        show_default=False,
     ),
     audit: str | None = typer.Option(None, "--audit", metavar="SPEC", help=AUDIT_HELP),
     audit_durable: bool = typer.Option(
@@ -363,13 +485,22 @@ def serve(
     ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
-    try:
-        loaded = load_attr(target)
-    except TargetError as err:
-        fail(str(err))
     server_name = name or target.partition(":")[0]
     if mcp not in (None, "stdio", "http"):
         fail("--mcp takes 'stdio' or 'http'")
+    local_user: LocalUser | None = None
+    if principal is not None:
+        if mcp != "stdio":
+            fail(
+                "--principal names the local user of a --mcp stdio server; over HTTP the "
+                "caller comes from the bearer token (--token TOKEN=SUBJECT[;SCOPE,...])"
+            )
+        from ..adapters.mcp.local import parse_local_user
+
+        try:
+            local_user = parse_local_user(principal)
+        except ValueError as err:
+            fail(str(err))
     native = bool(native_token)
     if mcp is None and not a2a and not webmcp and not native:
         fail("choose at least one adapter: --mcp stdio|http, --a2a, --webmcp, --native-token")
@@ -404,50 +535,57 @@ def serve(
             sink = open_sink(audit, durable=audit_durable)
         except (ValueError, AuditSinkError, ModuleNotFoundError) as err:
             fail(str(err))
+    # Over stdio, standard output is the wire: whatever the user's module prints while it is
+    # imported, or while its application starts and stops, goes to standard error instead.
+    guard = StdoutToStderr() if mcp == "stdio" else _NoGuard()
+    with guard:
+        try:
+            loaded = load_attr(target)
+        except TargetError as err:
+            fail(str(err))
 
     async def main() -> None:
-        async with open_runtime(loaded, target) as rt, _audited(rt, sink):
-            if mcp == "stdio":
-                from ..adapters.mcp import serve_stdio
-
-                await serve_stdio(rt, name=server_name, version=__version__)
-                return
-            sock = bind_socket(host, port)
-            bound = sock.getsockname()[1]
-            origin = f"http://{public if ':' not in public else f'[{public}]'}:{bound}"
-            parts = http_parts(
-                mcp=mcp == "http",
-                a2a=a2a,
-                webmcp=webmcp,
-                name=server_name,
-                host=host,
-                base_url=origin,
-                tokens=tokens or None,
-                allowed_hosts=hosts,
-                native_tokens=native_token,
-            )
-            asgi = combine([part(rt) for part in parts])
-            if mcp == "http":
-                print(f"serving MCP at {origin}/mcp", file=sys.stderr, flush=True)
-            if a2a:
-                print(f"serving A2A at {origin}/.well-known/agent-card.json", file=sys.stderr)
-            if webmcp:
-                print(f"serving the WebMCP page at {origin}/", file=sys.stderr, flush=True)
-                if tokens:
+        with guard:
+            async with open_runtime(loaded, target) as rt, _audited(rt, sink):
+                if mcp == "stdio":
+                    await _serve_stdio(rt, server_name, local_user, guard)
+                    return
+                sock = bind_socket(host, port)
+                bound = sock.getsockname()[1]
+                origin = f"http://{public if ':' not in public else f'[{public}]'}:{bound}"
+                parts = http_parts(
+                    mcp=mcp == "http",
+                    a2a=a2a,
+                    webmcp=webmcp,
+                    name=server_name,
+                    host=host,
+                    base_url=origin,
+                    tokens=tokens or None,
+                    allowed_hosts=hosts,
+                    native_tokens=native_token,
+                )
+                asgi = combine([part(rt) for part in parts])
+                if mcp == "http":
+                    print(f"serving MCP at {origin}/mcp", file=sys.stderr, flush=True)
+                if a2a:
+                    print(f"serving A2A at {origin}/.well-known/agent-card.json", file=sys.stderr)
+                if webmcp:
+                    print(f"serving the WebMCP page at {origin}/", file=sys.stderr, flush=True)
+                    if tokens:
+                        print(
+                            "  (the page has no sign-in: its calls are anonymous, --token does not "
+                            "apply to it, and capabilities that authorize refuse them)",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                if native:
                     print(
-                        "  (the page has no sign-in: its calls are anonymous, --token does not "
-                        "apply to it, and capabilities that authorize refuse them)",
+                        f"serving Agent Native actions at {origin}/native "
+                        f"(native actions ... --url {origin}/native)",
                         file=sys.stderr,
                         flush=True,
                     )
-            if native:
-                print(
-                    f"serving Agent Native actions at {origin}/native "
-                    f"(native actions ... --url {origin}/native)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            await run_http(asgi, sock=sock)
+                await run_http(asgi, sock=sock)
 
     try:
         with contextlib.suppress(KeyboardInterrupt):

@@ -2,12 +2,14 @@
 
 Modules: :mod:`.server` (:func:`mcp_server` and its handlers), :mod:`.shapes` (URIs, the
 output schema, tools), :mod:`.feed` (change feeds for both protocol eras), :mod:`.stdio`
-(:func:`serve_stdio`), :mod:`.http` (:func:`http_app`, :class:`StaticTokenVerifier`).
+(:func:`serve_stdio`), :mod:`.local` (:class:`LocalUser`, a stdio call's credentials),
+:mod:`.http` (:func:`http_app`, :class:`StaticTokenVerifier`).
 """
 
 from __future__ import annotations
 
 from .http import DEFAULT_MAX_BODY, StaticTokenVerifier, http_app
+from .local import LocalUser, parse_local_user
 from .server import (
     FoldkitMCPServer,
     PrincipalOf,
@@ -25,6 +27,7 @@ __all__ = [
     "OUTPUT_SCHEMA",
     "RESOURCE_URI_PREFIX",
     "FoldkitMCPServer",
+    "LocalUser",
     "PrincipalOf",
     "Resolve",
     "StaticTokenVerifier",
@@ -32,5 +35,6 @@ __all__ = [
     "default_principal_of",
     "http_app",
     "mcp_server",
+    "parse_local_user",
     "serve_stdio",
 ]
