@@ -184,7 +184,8 @@ NOTES = """\
     `synchronous="FULL"` (survives power loss); PostgreSQL without and with `durable=True`
     (a throwaway cluster on a Unix socket, `synchronous_commit=on`, as the tests start it).
     One call at a time, a durable call waits out a whole commit, so the p50 is the commit's
-    round trip through two threads (and, for PostgreSQL, its WAL flush). With 64 calls in
+    hand-offs between three threads and the store's write (and an fsync for FULL and
+    PostgreSQL). With 64 calls in
     flight, calls that arrive while a batch commits share the next commit (entries per commit
     shown), so the cost per call shrinks to a fraction of one commit.
 """
