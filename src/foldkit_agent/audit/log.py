@@ -245,8 +245,6 @@ class AuditLog:
             raise ValueError("audit capacity must be at least 1")
         if sink_queue < 1 or sink_batch < 1:
             raise ValueError("sink_queue and sink_batch must be at least 1")
-        if sink is not None and not callable(getattr(sink, "write", None)):
-            raise TypeError("audit sink must have write(entries)")
         if not commit_timeout > 0:
             raise ValueError("commit_timeout must be a positive number of seconds")
         self.capacity = capacity
@@ -262,15 +260,13 @@ class AuditLog:
         self.sink_failed_entries = 0
         self.sink_dropped = 0
         self.last_sink_error: str | None = None
-        self._sink = sink
+        self._sink: AuditSink | None = None
         self._sink_queue = sink_queue
         self._sink_batch = sink_batch
-        self.durable = sink is not None and getattr(sink, "durable", False) is True
+        self.durable = False
         self.commit_timeout = commit_timeout
         self.unconfirmed = 0
-        # A durable sink has callers waiting: lingering would only add to their wait, and
-        # group commit happens anyway (what arrives while a batch commits is the next batch).
-        self._sink_linger = 0.0 if self.durable else max(0.0, sink_linger)
+        self._sink_linger = max(0.0, sink_linger)
         self._tickets: deque[AuditTicket] = deque()  # durable: one per row in _pending
         self._lock = threading.Lock()  # the ring buffer and eviction counter
         self._cond = threading.Condition(threading.Lock())  # everything below
@@ -281,7 +277,7 @@ class AuditLog:
         self._closing = False
         self._thread: threading.Thread | None = None
         if sink is not None:
-            _live_logs.add(self)
+            self.use_sink(sink)
 
     @property
     def records_principal(self) -> bool:
@@ -309,6 +305,8 @@ class AuditLog:
                 raise ValueError("this audit log already has a sink (or was closed)")
             self.durable = getattr(sink, "durable", False) is True
             if self.durable:
+                # Callers wait on a durable sink: lingering would only add to their wait, and
+                # group commit happens anyway (what arrives while a batch commits is the next).
                 self._sink_linger = 0.0
             self._sink = sink
         _live_logs.add(self)
