@@ -542,10 +542,10 @@ class AuditLog:
                 _FAILED: f"the sink failed ({self.last_sink_error})",
                 _DROPPED: "it was dropped (the log was closed or its sink_queue was full)",
             }.get(state, f"the sink did not store it within {self.commit_timeout}s")
-        _log.error(
-            "answered invocation %s (%s) without its audit entry stored: %s",
-            ticket.invocation_id,
-            ticket.capability,
+        _log.error(  # %r and a cut: both may be text from the wire
+            "answered invocation %r (%r) without its audit entry stored: %s",
+            ticket.invocation_id[:200],
+            ticket.capability[:200],
             why,
         )
         return False
