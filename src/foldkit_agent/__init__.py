@@ -32,6 +32,7 @@ from .audit.log import (
 )
 from .audit.postgres import PostgresAuditSink
 from .audit.sqlite import SqliteAuditSink
+from .contract.approval import Approval, ApprovalRequest, Approver
 from .contract.calls import (
     AuthorizationRequest,
     CallInfo,
@@ -59,6 +60,7 @@ from .contract.declare import (
     Wiring,
 )
 from .errors import (
+    AgentApprovalError,
     AgentAuthorizationError,
     AgentCancelledError,
     AgentCapabilityUnavailableError,
@@ -85,6 +87,7 @@ __all__ = [
     "REDACTED",
     "Action",
     "ActionVariant",
+    "AgentApprovalError",
     "AgentAuthorizationError",
     "AgentBuilder",
     "AgentCancelledError",
@@ -99,6 +102,9 @@ __all__ = [
     "AgentRuntime",
     "AgentUnknownCapabilityError",
     "Application",
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
     "AuditEntry",
     "AuditLog",
     "AuditSink",

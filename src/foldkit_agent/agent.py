@@ -29,6 +29,12 @@ from .audit.jsonl import JsonlAuditSink
 from .audit.log import AuditEntry, AuditLog, AuditSink, audit_log
 from .audit.postgres import PostgresAuditSink
 from .audit.sqlite import SqliteAuditSink
+from .contract.approval import (
+    Approval,
+    ApprovalRequest,
+    Approver,
+    Confirm,
+)
 from .contract.calls import (
     AuthorizationRequest,
     CallInfo,
@@ -65,6 +71,7 @@ from .contract.declare import (
     variant,
 )
 from .errors import (
+    AgentApprovalError,
     AgentAuthorizationError,
     AgentCancelledError,
     AgentCapabilityUnavailableError,
@@ -87,6 +94,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_TIMEOUT",
     "ActionVariant",
+    "AgentApprovalError",
     "AgentAuthorizationError",
     "AgentBuilder",
     "AgentCancelledError",
@@ -100,6 +108,9 @@ __all__ = [
     "AgentResourceError",
     "AgentRuntime",
     "AgentUnknownCapabilityError",
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
     "AuditEntry",
     "AuditLog",
     "AuditSink",
@@ -185,6 +196,7 @@ class AgentBuilder(Generic[M, P]):
         destructive: bool | None = None,
         idempotent: bool = False,
         open_world: bool | None = None,
+        confirm: bool | Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
     ) -> Variant[M, P]:
         """See :func:`~foldkit_agent.contract.variant`."""
         return variant(
@@ -200,6 +212,7 @@ class AgentBuilder(Generic[M, P]):
             destructive=destructive,
             idempotent=idempotent,
             open_world=open_world,
+            confirm=confirm,
         )
 
     def action(
@@ -214,6 +227,7 @@ class AgentBuilder(Generic[M, P]):
         destructive: bool | None = None,
         idempotent: bool = False,
         open_world: bool | None = None,
+        confirm: Confirm | None = None,
     ) -> ActionVariant:
         """See :func:`~foldkit_agent.contract.action`."""
         return action(
@@ -226,6 +240,7 @@ class AgentBuilder(Generic[M, P]):
             destructive=destructive,
             idempotent=idempotent,
             open_world=open_world,
+            confirm=confirm,
         )
 
     @overload

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypedDict
 
 __all__ = [
+    "AgentApprovalError",
     "AgentAuthorizationError",
     "AgentCancelledError",
     "AgentCapabilityUnavailableError",
@@ -184,6 +185,49 @@ class AgentAuthorizationError(AgentError):
             if reason
             else f"Not authorized to use {capability!r}."
         )
+        super().__init__(text, capability=capability)
+
+
+class AgentApprovalError(AgentError):
+    """A capability that needs a person's approval was not approved. Nothing was dispatched.
+
+    Attributes:
+        reason: ``"declined"`` (the person said no), ``"timeout"`` (nobody answered within
+            the approval timeout) or ``"unavailable"`` (the transport cannot ask a person:
+            the call fails closed rather than approving itself).
+        timeout: for ``"timeout"``, the seconds waited; otherwise ``None``.
+
+    Example:
+        >>> AgentApprovalError(capability="delete_todo", reason="declined").message
+        "A person declined the call to 'delete_todo'; nothing was sent. ..."
+    """
+
+    _fields = ("reason", "timeout")
+
+    REASONS: ClassVar[tuple[str, ...]] = ("declined", "timeout", "unavailable")
+
+    def __init__(self, *, capability: str, reason: str, timeout: float | None = None) -> None:
+        if reason not in self.REASONS:
+            raise ValueError(f"approval reason must be one of {self.REASONS}, not {reason!r}")
+        self.reason = reason
+        self.timeout = timeout
+        if reason == "declined":
+            text = (
+                f"A person declined the call to {capability!r}; nothing was sent. Do not "
+                "retry it unless they ask for it again."
+            )
+        elif reason == "timeout":
+            waited = f" within {timeout:g} s" if timeout is not None else ""
+            text = (
+                f"Nobody answered the request to approve {capability!r}{waited}; nothing was "
+                "sent. Ask the person before trying again."
+            )
+        else:
+            text = (
+                f"{capability!r} needs a person's approval, and this connection cannot ask "
+                "one (the client offers no way to ask its user); nothing was sent. Use a client "
+                "that can ask its user, or let a person do this in the application."
+            )
         super().__init__(text, capability=capability)
 
 

@@ -44,8 +44,8 @@ __all__ = [
 
 MANIFEST_VERSION = 3
 """Bumped when the manifest's shape changes (2: capabilities carry ``title`` and ``hints``;
-3: each capability's ``schema_size`` and the ``schemas`` total, and ``source`` on a state
-completion)."""
+3: each capability's ``schema_size`` and the ``schemas`` total, ``source`` on a state
+completion, and ``approval``)."""
 
 TOKEN_ESTIMATOR = (
     "bytes = UTF-8 length of the canonical JSON (sorted keys, no whitespace); "
@@ -138,6 +138,7 @@ def _capability(cap: Capability) -> dict[str, Any]:
         "input_schema": schema,
         "model_dependent": cap.available is not None,
         "has_authorize": cap.authorize is not None,
+        "approval": cap.approval,
         "completion": _completion(cap),
         "size": _size(shown),
         "schema_size": _size(schema),
@@ -159,6 +160,7 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
                                      "idempotent": bool, "open_world": bool | None},
                            "model_dependent": bool,   # has an available() predicate
                            "has_authorize": bool,     # an authorize() hook checks the caller
+                           "approval": "none" | "always" | "conditional",   # confirm=
                            "completion": {"kind": "none"}
                                        | {"kind": "message", "success": tag, "failure": tag|None,
                                           "correlated": bool, "timeout_seconds": float}
@@ -290,6 +292,10 @@ def _how_calls_work() -> list[str]:
         "  problems and the accepted fields. A capability without fields takes exactly `{}`.",
         "- **Authorization** (marked *checked*) looks at who the connection authenticated,",
         "  never at the arguments. Adding an identity to the input does not help.",
+        "- **Approval** (marked *asks a person*) means a person sees the exact request, and",
+        "  what it would change, and approves it before anything is sent. A declined or",
+        "  unanswered request is refused with nothing sent; a connection that cannot ask a",
+        "  person is refused too.",
         "- **Completion** says when a call returns. *On dispatch*: once the application",
         "  accepted the Message. *On a Message*: when the named result Message arrives;",
         "  the failure Message makes the call fail. *On state*: when the application state",
@@ -305,6 +311,13 @@ def _how_calls_work() -> list[str]:
         "  The same call gives the same answer until the application state changes.",
         "",
     ]
+
+
+_APPROVAL_TEXT = {
+    "none": "none",
+    "always": "asks a person before every call is sent",
+    "conditional": "asks a person before some calls are sent (the application decides per call)",
+}
 
 
 def _completion_text(done: Mapping[str, Any]) -> str:
@@ -394,6 +407,7 @@ def _capabilities_section(caps: list[dict[str, Any]]) -> list[str]:
             ),
             "- Authorization: "
             + ("checked against the authenticated caller" if c["has_authorize"] else "none"),
+            f"- Approval: {_APPROVAL_TEXT[c['approval']]}",
             f"- Completes: {_completion_text(c['completion'])}",
             f"- Size: {_size_text(c['size'])} (its input schema: {_size_text(c['schema_size'])})",
             "",
@@ -586,7 +600,8 @@ def messages(definition: AgentDefinition) -> list[dict[str, Any]]:
     Keys: ``name``, ``tag``, ``title`` (or ``None``), ``description``, ``input_schema``,
     ``hints`` (``read_only``, ``destructive``, ``idempotent``, ``open_world``; ``None`` where
     not declared), ``model_dependent`` (has an ``available`` predicate), ``has_authorize`` (an
-    ``authorize`` hook checks the caller), ``completion`` (``"none"``, ``"message"`` or
+    ``authorize`` hook checks the caller), ``approval`` (``"none"``, ``"always"`` or
+    ``"conditional"``: its ``confirm``), ``completion`` (``"none"``, ``"message"`` or
     ``"state"``).
 
     >>> [m["name"] for m in messages(AppAgent)]
@@ -602,6 +617,7 @@ def messages(definition: AgentDefinition) -> list[dict[str, Any]]:
             "hints": _hints(c),
             "model_dependent": c.available is not None,
             "has_authorize": c.authorize is not None,
+            "approval": c.approval,
             "completion": c.completion_kind,
         }
         for c in definition.capabilities

@@ -164,6 +164,7 @@ def test_introspection_is_plain_data() -> None:
         },
         "model_dependent": True,
         "has_authorize": False,
+        "approval": "none",
         "completion": "none",
     }
     assert data["capabilities"][1]["has_authorize"] is True

@@ -1,13 +1,15 @@
 """The host seam: how a contract reaches a live application.
 
-A host gives the runtime four things, two of them optional:
+A host gives the runtime up to five things, three of them optional:
 
 * ``model() -> Model``: the current immutable Model (read once per invocation);
 * ``dispatch(message) -> None | Awaitable[None]``: hand a Message to ``update``;
 * ``subscribe(on_model) -> unsubscribe``: called with each new Model (state completion,
   change feeds);
 * ``observe(on_message) -> unsubscribe``: called with each applied Message (Message
-  completion).
+  completion);
+* ``simulate(message) -> Model``: the Model ``update`` would make of the current Model for
+  ``message``, applying nothing and running no command (approval previews, DESIGN §11).
 
 :class:`~foldkit_agent.app.program.Program` provides one; any other runtime can, through
 :class:`Host`::
@@ -49,17 +51,27 @@ class Host(Generic[M, Msg]):
         dispatch: ``(message) -> None`` or an awaitable.
         subscribe: ``(on_model) -> unsubscribe``, or ``None`` when the host cannot notify.
         observe: ``(on_message) -> unsubscribe``, or ``None`` when Messages are not observable.
+        simulate: ``(message) -> Model``, pure: what ``update`` would return for the current
+            Model, with nothing applied and commands dropped; ``None`` when the host cannot
+            (approval requests then carry no preview).
     """
 
     model: Callable[[], M]
     dispatch: Callable[[Msg], Awaitable[None] | None]
     subscribe: Callable[[Callable[[M], None]], Unsubscribe] | None = None
     observe: Callable[[Callable[[Msg], None]], Unsubscribe] | None = None
+    simulate: Callable[[Msg], M] | None = None
 
 
 def host_subscribe(host: Any) -> Callable[[Callable[[Any], None]], Unsubscribe] | None:
     """The host's ``subscribe`` if it has one (attribute present and not ``None``)."""
     return getattr(host, "subscribe", None)
+
+
+def host_simulate(host: Any) -> Callable[[Any], Any] | None:
+    """The host's ``simulate`` if it has one (attribute present, callable, not ``None``)."""
+    simulate = getattr(host, "simulate", None)
+    return simulate if callable(simulate) else None
 
 
 def host_observe(host: Any) -> Callable[[Callable[[Any], None]], Unsubscribe] | None:

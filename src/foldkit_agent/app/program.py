@@ -93,7 +93,11 @@ class Running(Generic[M, Msg]):
         self._idle.set()
         self.applied = 0
         self.host: Host[M, Msg] = Host(
-            model=self.model, dispatch=self.dispatch, subscribe=self.subscribe, observe=self.observe
+            model=self.model,
+            dispatch=self.dispatch,
+            subscribe=self.subscribe,
+            observe=self.observe,
+            simulate=self.simulate,
         )
 
     # -- the host seam --------------------------------------------------------------------------
@@ -146,6 +150,23 @@ class Running(Generic[M, Msg]):
                 except Exception:
                     _log.exception("a Model subscriber raised")
         self.start(commands)
+
+    def simulate(self, message: Msg) -> M:
+        """The Model ``update`` returns for the current Model and ``message``; nothing changes.
+
+        Nothing is applied, no observer or subscriber hears of it, and the commands ``update``
+        returns are dropped unrun, so this is safe to call as often as a preview needs (it
+        relies on ``update`` being pure, as the Elm architecture requires).
+
+        Raises:
+            Exception: whatever ``update`` raised.
+
+        Example:
+            >>> running.simulate(RequestedDeleteTodo(id="t1")).todos
+            ()
+        """
+        after, _dropped = _split(self._update(self._model, message))
+        return after
 
     def subscribe(self, on_model: Callable[[M], None]) -> Unsubscribe:
         """Call ``on_model(model)`` after every update that produced a new Model."""

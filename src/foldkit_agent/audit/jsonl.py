@@ -93,6 +93,8 @@ def _jsonl_line(entry: AuditEntry) -> str:
         "decision": entry.decision,
         "outcome": entry.outcome,
         "input": entry.input,
+        "approval": entry.approval,
+        "approved_by": entry.approved_by,
     }
     text = json_text(fields)
     if text is None or not text.startswith("{"):  # nested too deep to walk as one value

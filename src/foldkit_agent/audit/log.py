@@ -61,6 +61,8 @@ REDACTED = "[redacted]"
 
 Decision = Literal["dispatched", "refused", "unknown"]
 DECISIONS: frozenset[str] = frozenset({"dispatched", "refused", "unknown"})
+APPROVALS: frozenset[str] = frozenset({"approved", "declined", "timeout", "unavailable"})
+"""The values of :attr:`AuditEntry.approval` besides ``None`` (nobody was asked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,11 @@ class AuditEntry:
         decision: ``"dispatched"``, ``"refused"`` or ``"unknown"``.
         outcome: ``"ok"``, ``"completed"``, ``"failed"``, or the error tag.
         input: the (redacted) input when ``include_input=True``, else ``None``.
+        approval: for a capability declared with ``confirm``: ``"approved"``,
+            ``"declined"``, ``"timeout"`` or ``"unavailable"`` (no person could be asked);
+            ``None`` when nobody was asked (no ``confirm``, its predicate said no, or the call
+            ended before the question, or was cancelled while it was open).
+        approved_by: who approved (``Approval.by``), only when ``approval == "approved"``.
     """
 
     at: datetime
@@ -88,6 +95,8 @@ class AuditEntry:
     decision: Decision
     outcome: str
     input: Any = None
+    approval: str | None = None
+    approved_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON data (``at`` as an ISO 8601 string with microseconds).
@@ -104,14 +113,19 @@ class AuditEntry:
     def from_json(cls, data: Mapping[str, Any]) -> AuditEntry:
         """Rebuild an entry from :meth:`to_json` data.
 
+        Entries written before approval existed (no ``approval`` key) read as ``None``.
+
         Raises:
-            ValueError: a field is missing or ``at``/``decision`` is malformed.
+            ValueError: a field is missing or ``at``/``decision``/``approval`` is malformed.
         """
         try:
             at = datetime.fromisoformat(data["at"])
             decision = data["decision"]
             if decision not in DECISIONS:
                 raise ValueError(f"unknown audit decision {decision!r}")
+            approval = data.get("approval")
+            if approval is not None and approval not in APPROVALS:
+                raise ValueError(f"unknown audit approval {approval!r}")
             return cls(
                 at=at if at.tzinfo is not None else at.replace(tzinfo=UTC),
                 invocation_id=data["invocation_id"],
@@ -122,6 +136,8 @@ class AuditEntry:
                 decision=decision,
                 outcome=data["outcome"],
                 input=data.get("input"),
+                approval=approval,
+                approved_by=data.get("approved_by"),
             )
         except KeyError as exc:
             raise ValueError(f"audit entry lacks {exc.args[0]!r}") from None
@@ -324,6 +340,8 @@ class AuditLog:
         decision: Decision,
         outcome: str,
         input: Any = None,
+        approval: str | None = None,
+        approved_by: str | None = None,
     ) -> AuditEntry:
         """Record one decision (see :meth:`note`) and return the :class:`AuditEntry` kept.
 
@@ -332,7 +350,16 @@ class AuditLog:
         Never blocks on the sink, durable or not (use :meth:`flush` to wait).
         """
         row = self._row(
-            invocation_id, transport, capability, tag, principal, decision, outcome, input
+            invocation_id,
+            transport,
+            capability,
+            tag,
+            principal,
+            decision,
+            outcome,
+            input,
+            approval,
+            approved_by,
         )
         self._keep(row)
         return _entry_of(row)
@@ -347,6 +374,8 @@ class AuditLog:
         decision: Decision,
         outcome: str,
         input: Any = None,
+        approval: str | None = None,
+        approved_by: str | None = None,
     ) -> AuditTicket | None:
         """Record one decision without building its entry yet; what the runtime calls.
 
@@ -361,7 +390,16 @@ class AuditLog:
         """
         return self._keep(
             self._row(
-                invocation_id, transport, capability, tag, principal, decision, outcome, input
+                invocation_id,
+                transport,
+                capability,
+                tag,
+                principal,
+                decision,
+                outcome,
+                input,
+                approval,
+                approved_by,
             )
         )
 
@@ -375,6 +413,8 @@ class AuditLog:
         decision: Decision,
         outcome: str,
         input: Any,
+        approval: str | None = None,
+        approved_by: str | None = None,
     ) -> _Row:
         who = None
         if principal is not None and self._principal is not None:
@@ -401,6 +441,8 @@ class AuditLog:
             decision,
             outcome,
             kept_input,
+            approval,
+            None if approved_by is None else _text(str(approved_by)[:200]),
         )
         return row
 
@@ -635,7 +677,9 @@ def _should_log(failures: int) -> bool:
     return failures in (1, 10) or (failures % 100 == 0)
 
 
-_Row = tuple[float, str, str, str, "str | None", Any, "Decision", str, Any]
+_Row = tuple[
+    float, str, str, str, "str | None", Any, "Decision", str, Any, "str | None", "str | None"
+]
 
 
 def _entry_of(row: tuple[Any, ...]) -> AuditEntry:

@@ -29,9 +29,14 @@ _SCHEMA = (
         principal     JSONB,
         decision      TEXT NOT NULL,  -- dispatched | refused | unknown
         outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
-        input         JSONB
+        input         JSONB,
+        approval      TEXT,           -- approved | declined | timeout | unavailable, or NULL
+        approved_by   TEXT            -- who approved, or NULL
     )
     """,
+    # a table made before the approval columns existed gains them
+    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval TEXT",
+    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approved_by TEXT",
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
 )

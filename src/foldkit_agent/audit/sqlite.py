@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from .log import iso_time
-from .store import COLUMNS, DatabaseAuditSink
+from .store import ADDED_COLUMNS, COLUMNS, DatabaseAuditSink
 
 __all__ = ["SqliteAuditSink"]
 
@@ -28,13 +28,15 @@ _SCHEMA = (
         principal     TEXT,           -- JSON, or NULL
         decision      TEXT NOT NULL,  -- dispatched | refused | unknown
         outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
-        input         TEXT            -- JSON, or NULL
+        input         TEXT,           -- JSON, or NULL
+        approval      TEXT,           -- approved | declined | timeout | unavailable, or NULL
+        approved_by   TEXT            -- who approved, or NULL
     )
     """,
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
 )
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2  # 2: the approval columns
 _INSERT = (
     f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
@@ -58,7 +60,9 @@ class SqliteAuditSink(DatabaseAuditSink):
 
     Table ``audit_entries``: ``id``, ``at`` (UTC ISO 8601 text, fixed width), ``invocation_id``,
     ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
-    ``input`` (JSON); indexed on ``at`` and on ``(capability, at)``.
+    ``input`` (JSON), ``approval``, ``approved_by``; indexed on ``at`` and on
+    ``(capability, at)``. A database written before the approval columns existed gains them
+    when a sink opens it (schema version 2; old rows read ``None``).
 
     Args:
         path: the database file; created (with parent directories) when missing.
@@ -100,6 +104,10 @@ class SqliteAuditSink(DatabaseAuditSink):
             conn.execute("BEGIN IMMEDIATE")
             for statement in _SCHEMA:
                 conn.execute(statement)
+            have = {row[1] for row in conn.execute("PRAGMA table_info(audit_entries)")}
+            for column, kind in ADDED_COLUMNS:
+                if column not in have:
+                    conn.execute(f"ALTER TABLE audit_entries ADD COLUMN {column} {kind}")
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:

@@ -7,7 +7,9 @@ passed; everything else is here, so the two stores hold the same rows and answer
 
 Table ``audit_entries``: ``id`` (ascending in insertion order), ``at`` (UTC), ``invocation_id``,
 ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
-``input`` (JSON); indexed on ``at`` and on ``(capability, at)``.
+``input`` (JSON), ``approval``, ``approved_by``; indexed on ``at`` and on
+``(capability, at)``. A table written before the approval columns existed gains them (NULL in
+its old rows) when a sink connects.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from .encode import json_text, storable_text
 from .log import DECISIONS, AuditEntry, AuditSinkError, Decision
 
-__all__ = ["COLUMNS", "DatabaseAuditSink"]
+__all__ = ["ADDED_COLUMNS", "COLUMNS", "DatabaseAuditSink"]
 
 COLUMNS = (
     "at",
@@ -34,8 +36,13 @@ COLUMNS = (
     "decision",
     "outcome",
     "input",
+    "approval",
+    "approved_by",
 )
 """The stored columns besides ``id``, in row order."""
+
+ADDED_COLUMNS = (("approval", "TEXT"), ("approved_by", "TEXT"))
+"""Columns added after the first schema, in order; a sink adds them to an older table."""
 
 _Job = tuple[list[AuditEntry] | None, threading.Event, list[BaseException]]
 
@@ -152,10 +159,13 @@ class DatabaseAuditSink(ABC):
             e.decision,
             storable_text(e.outcome),
             json_text(e.input),
+            e.approval,
+            None if e.approved_by is None else storable_text(e.approved_by),
         )
 
     def _entry(self, row: Sequence[Any]) -> AuditEntry:
-        at, invocation_id, transport, capability, tag, principal, decision, outcome, inp = row
+        at, invocation_id, transport, capability, tag, principal, decision, outcome, inp = row[:9]
+        approval, approved_by = row[9:11]
         return AuditEntry(
             at=self._read_time(at),
             invocation_id=invocation_id,
@@ -166,6 +176,8 @@ class DatabaseAuditSink(ABC):
             decision=decision,
             outcome=outcome,
             input=None if inp is None else self._read_json(inp),
+            approval=approval,
+            approved_by=approved_by,
         )
 
     # -- the sink ----------------------------------------------------------------------------

@@ -3,6 +3,13 @@
 
 from __future__ import annotations
 
+from .approval import (
+    DEFAULT_APPROVAL_TIMEOUT,
+    Approval,
+    ApprovalRequest,
+    Approver,
+    Confirm,
+)
 from .calls import (
     AuthorizationRequest,
     CallInfo,
@@ -52,15 +59,20 @@ from .schema import (
 )
 
 __all__ = [
+    "DEFAULT_APPROVAL_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "MAX_TIMEOUT",
     "NAME_PATTERN",
     "ActionVariant",
     "AgentDefinition",
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
     "AuthorizationRequest",
     "CallInfo",
     "Capability",
     "Completion",
+    "Confirm",
     "CorrelationKey",
     "Deny",
     "ExposedMessages",

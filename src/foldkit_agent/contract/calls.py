@@ -8,6 +8,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .approval import Approver
+
 __all__ = [
     "AuthorizationRequest",
     "CallInfo",
@@ -51,12 +53,17 @@ class Invocation:
         signal: an :class:`asyncio.Event`; setting it aborts the invocation.
         credentials: what the transport authenticated (an access token, a session user). Only
             the principal provider reads it; it never comes from the call's arguments.
+        approver: ``async (ApprovalRequest) -> Approval``, supplied by a transport that can
+            ask a person to approve a ``confirm`` capability (MCP elicitation, an A2A
+            ``INPUT_REQUIRED`` task, the web page). ``None`` means no person can be asked, so
+            a call that needs approval is refused (``AgentApprovalError``, ``"unavailable"``).
     """
 
     id: str = field(default_factory=new_invocation_id)
     transport: str = "in-app"
     signal: asyncio.Event | None = None
     credentials: Any = None
+    approver: Approver | None = None
 
 
 @dataclass(frozen=True, slots=True)

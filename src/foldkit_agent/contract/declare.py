@@ -19,6 +19,7 @@ from ..app.message import Message, MessageUnion
 from ..app.projection import Projection
 from ..app.surface import Action, Application, MessageSet
 from ..errors import AgentContractError
+from .approval import Confirm, check_confirm
 from .completion import Completion, StateCompletion
 from .names import NAME_PATTERN, default_name, is_valid_name
 from .schema import InputDecoder, JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
@@ -63,6 +64,7 @@ class Variant(Generic[M, P]):
     destructive: bool | None = None
     idempotent: bool = False
     open_world: bool | None = None
+    confirm: Confirm | None = None
 
 
 def variant(
@@ -79,6 +81,7 @@ def variant(
     destructive: bool | None = None,
     idempotent: bool = False,
     open_world: bool | None = None,
+    confirm: Confirm | None = None,
 ) -> Variant[Any, Any]:
     """Configure how one Message is exposed.
 
@@ -102,6 +105,10 @@ def variant(
             (``idempotentHint``).
         open_world: the call reaches beyond the application (other systems, the network,
             people) (``openWorldHint``); ``None`` says nothing, and clients assume it does.
+        confirm: ``True`` to have a person approve every call before its Message is sent,
+            or ``(AuthorizationRequest) -> bool`` (or an awaitable) deciding per call; see
+            :mod:`~.approval` and DESIGN §11. A transport that cannot ask a person refuses
+            such a call (``AgentApprovalError``, reason ``"unavailable"``).
 
         The four flags are hints for the calling agent and the person supervising it, never
         a permission: ``available`` and ``authorize`` decide what runs (DESIGN §10).
@@ -110,11 +117,13 @@ def variant(
         AgentContractError: at :func:`expose`, for a bad name, ``input`` without
             ``to_message`` or the reverse, a recursive input type, a title that is empty,
             not one line or too long, a flag that is not a bool (or ``None`` where allowed),
-            or ``read_only=True`` together with ``destructive=True``.
+            ``read_only=True`` together with ``destructive=True``, or a ``confirm`` that is
+            neither a bool nor a callable.
 
     Example:
         >>> variant(name="select_todo", title="Select todo", description="Select a todo",
         ...         idempotent=True, destructive=False, open_world=False)
+        >>> variant(description="Delete the selected todo", destructive=True, confirm=True)
     """
     return Variant(
         description=description,
@@ -129,6 +138,7 @@ def variant(
         destructive=destructive,
         idempotent=idempotent,
         open_world=open_world,
+        confirm=confirm,
     )
 
 
@@ -145,6 +155,7 @@ class ActionVariant:
     destructive: bool | None = None
     idempotent: bool = False
     open_world: bool | None = None
+    confirm: Confirm | None = None
 
 
 def action(
@@ -158,14 +169,16 @@ def action(
     destructive: bool | None = None,
     idempotent: bool = False,
     open_world: bool | None = None,
+    confirm: Confirm | None = None,
 ) -> ActionVariant:
     """Expose a surface Action under the tag of the Message it makes.
 
-    ``title`` and the four behaviour hints mean what they mean on :func:`variant`.
+    ``title``, the four behaviour hints and ``confirm`` mean what they mean on
+    :func:`variant`.
 
     Raises:
         AgentContractError: at :func:`expose`, when keyed under another Message's tag, or
-            for a bad title or hint (see :func:`variant`).
+            for a bad title, hint or ``confirm`` (see :func:`variant`).
     """
     if not isinstance(surface_action, Action):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("agent.action takes a surface.action(...)")
@@ -179,6 +192,7 @@ def action(
         destructive=destructive,
         idempotent=idempotent,
         open_world=open_world,
+        confirm=confirm,
     )
 
 
@@ -265,6 +279,7 @@ class Capability:
         input_type: the pydantic model decoded from the wire (the Message itself by default).
         decoder: the strict :class:`~.schema.InputDecoder` for ``input_type``.
         available / authorize / to_message / completion: the hooks, or ``None``.
+        confirm: ``True``, a predicate, or ``None`` (no person is asked).
     """
 
     name: str
@@ -279,6 +294,7 @@ class Capability:
     completion: CompletionContract | None = None
     title: str | None = None
     hints: Hints = Hints()
+    confirm: Confirm | None = None
 
     @property
     def input_schema(self) -> JsonSchema:
@@ -289,6 +305,13 @@ class Capability:
     def accepted(self) -> tuple[str, ...]:
         """The top-level field names the input accepts."""
         return self.decoder.accepted
+
+    @property
+    def approval(self) -> str:
+        """``"none"``, ``"always"`` (``confirm=True``) or ``"conditional"`` (a predicate)."""
+        if self.confirm is None:
+            return "none"
+        return "always" if self.confirm is True else "conditional"
 
     @property
     def completion_kind(self) -> str:
@@ -346,6 +369,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
             destructive=spec.destructive,
             idempotent=spec.idempotent,
             open_world=spec.open_world,
+            confirm=spec.confirm,
         )
     if not isinstance(spec, Variant):
         raise AgentContractError(
@@ -400,6 +424,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         completion=v.completion,
         title=title,
         hints=hints,
+        confirm=check_confirm(tag, v.confirm),
     )
 
 

@@ -1,0 +1,153 @@
+"""Approval declarations and the values that cross the approver seam (DESIGN §11)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from foldkit_agent import (
+    AgentApprovalError,
+    AgentContractError,
+    AgentError,
+    Approval,
+    ApprovalRequest,
+    Invocation,
+    agent,
+    surface,
+)
+from tests.support.approval_app import Contract, Msg, RemovedItem
+from tests.support.counter import Incremented, Reset
+from tests.support.counter import Msg as CounterMsg
+
+
+def test_confirm_true_a_predicate_and_false_are_declared_as_always_conditional_and_none() -> None:
+    by_name = Contract.by_name
+    assert by_name["remove_item"].approval == "always"
+    assert by_name["add_item"].approval == "conditional"
+    assert by_name["rename_item"].approval == "none"
+    d = agent.make(
+        messages=agent.expose(CounterMsg, {Reset: agent.variant(description="r", confirm=False)})
+    )
+    assert d.by_name["reset"].confirm is None
+    assert d.by_name["reset"].approval == "none"
+
+
+def test_the_manifest_and_introspection_say_which_capabilities_ask_a_person() -> None:
+    manifest = {c["name"]: c["approval"] for c in agent.to_manifest(Contract)["capabilities"]}
+    assert manifest == {
+        "add_item": "conditional",
+        "remove_item": "always",
+        "rename_item": "none",
+        "note": "always",
+    }
+    assert [m["approval"] for m in agent.messages(Contract)] == [
+        "conditional",
+        "always",
+        "none",
+        "always",
+    ]
+    markdown = agent.to_markdown(Contract)
+    assert "- Approval: asks a person before every call is sent" in markdown
+    assert "- Approval: asks a person before some calls are sent" in markdown
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, 0.5, ["always"]])
+def test_a_confirm_that_is_neither_a_bool_nor_a_callable_fails_at_expose_naming_the_variant(
+    bad: Any,
+) -> None:
+    with pytest.raises(AgentContractError) as info:
+        agent.expose(CounterMsg, {Incremented: agent.variant(description="Add", confirm=bad)})
+    assert info.value.capability == "Incremented"
+    assert "confirm=" in info.value.message
+
+
+def test_agent_action_takes_confirm_and_checks_it_at_expose() -> None:
+    act = surface.action(name="take", description="Take an item", message=RemovedItem)
+    d = agent.make(messages=agent.expose(Msg, {RemovedItem: agent.action(act, confirm=True)}))
+    assert d.by_name["take"].approval == "always"
+    with pytest.raises(AgentContractError, match="confirm="):
+        agent.expose(Msg, {RemovedItem: agent.action(act, confirm="please")})
+
+
+def test_an_invocation_has_no_approver_unless_the_transport_supplies_one() -> None:
+    async def approver(request: ApprovalRequest) -> Approval:
+        return Approval(approved=True)
+
+    assert Invocation().approver is None
+    assert Invocation(approver=approver).approver is approver
+
+
+@pytest.mark.parametrize("reason", ["declined", "timeout", "unavailable"])
+def test_approval_errors_cross_the_wire_as_json_and_say_nothing_was_sent(reason: str) -> None:
+    err = AgentApprovalError(
+        capability="remove_item", reason=reason, timeout=300.0 if reason == "timeout" else None
+    )
+    data = err.to_json()
+    assert data["_tag"] == "AgentApprovalError"
+    assert (data["capability"], data["reason"]) == ("remove_item", reason)
+    assert "'remove_item'" in err.message
+    assert "nothing was sent" in err.message
+    again = AgentError.from_json(data)
+    assert isinstance(again, AgentApprovalError)
+    assert again == err
+    assert again.reason == reason
+
+
+def test_the_unavailable_refusal_says_the_connection_cannot_ask_a_person() -> None:
+    err = AgentApprovalError(capability="remove_item", reason="unavailable")
+    assert "cannot ask" in err.message
+    assert "needs a person's approval" in err.message
+
+
+def test_the_timeout_refusal_names_how_long_it_waited() -> None:
+    err = AgentApprovalError(capability="remove_item", reason="timeout", timeout=300.0)
+    assert "within 300 s" in err.message
+    assert err.timeout == 300.0
+
+
+def test_an_unknown_approval_reason_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="approval reason"):
+        AgentApprovalError(capability="remove_item", reason="maybe")
+
+
+def test_an_approval_request_renders_as_json_and_as_text_for_a_person() -> None:
+    request = ApprovalRequest(
+        capability="remove_item",
+        title="Remove item",
+        description="Remove an item from the shelf",
+        input={"title": "milk"},
+        message=RemovedItem(title="milk"),
+        preview=[{"op": "remove", "path": "/items/0"}],
+        summary='removes items.0 (was "milk")',
+    )
+    assert request.to_json() == {
+        "capability": "remove_item",
+        "title": "Remove item",
+        "description": "Remove an item from the shelf",
+        "input": {"title": "milk"},
+        "message": {"_tag": "RemovedItem", "title": "milk"},
+        "preview": [{"op": "remove", "path": "/items/0"}],
+        "summary": 'removes items.0 (was "milk")',
+    }
+    assert request.text().splitlines() == [
+        'Approve "Remove item" (remove_item)?',
+        "Remove an item from the shelf",
+        'Message: {"_tag": "RemovedItem", "title": "milk"}',
+        'Change: removes items.0 (was "milk")',
+        "Nothing is sent unless you approve.",
+    ]
+
+
+def test_a_request_without_a_preview_says_there_is_none() -> None:
+    request = ApprovalRequest(
+        capability="remove_item",
+        title="remove_item",
+        description="Remove an item",
+        input={"title": "milk"},
+        message=RemovedItem(title="milk"),
+        preview=None,
+    )
+    lines = request.text().splitlines()
+    assert lines[0] == "Approve remove_item?"
+    assert lines[3] == "Preview: not available (the application cannot simulate this change)."
