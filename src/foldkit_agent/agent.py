@@ -322,6 +322,7 @@ class AgentBuilder(Generic[M, P]):
         host: Any,
         audit: AuditLog | None = None,
         principal: Callable[[Invocation], P | Any | None] | None = None,
+        approval_timeout: float | timedelta = DEFAULT_APPROVAL_TIMEOUT,
     ) -> AgentRuntime[M, P]:
         """See :func:`~foldkit_agent.runtime.bind`.
 
@@ -334,7 +335,13 @@ class AgentBuilder(Generic[M, P]):
                 f"this contract reads {reads.__name__}, but the builder is for "
                 f"{self.model_type.__name__}; bind it with the builder of its own application"
             )
-        return bind(definition=definition, host=host, audit=audit, principal=principal)
+        return bind(
+            definition=definition,
+            host=host,
+            audit=audit,
+            principal=principal,
+            approval_timeout=approval_timeout,
+        )
 
 
 def for_application(app: Application[M]) -> AgentBuilder[M, Any]:

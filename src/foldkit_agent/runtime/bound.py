@@ -13,7 +13,9 @@ five steps in order (each a method of :class:`~foldkit_agent.runtime.dispatch.Di
 5. construct the Message (``to_message`` sees the same snapshot) and ``host.dispatch`` it,
    then wait for the completion contract, if any.
 
-A refusal before step 5 sends nothing. Each invocation writes exactly one audit entry and runs
+A capability declared with ``confirm`` adds one step between constructing and dispatching:
+``invocation.approver`` is asked, with a preview, and only an approval sends the very Message
+it was shown (DESIGN §11). A refusal before the dispatch sends nothing. Each invocation writes exactly one audit entry and runs
 in one ``Agent.dispatch`` OpenTelemetry span. :meth:`AgentRuntime.call` is the entry adapters
 use: the same path, answered as one :class:`~foldkit_agent.runtime.Outcome`.
 """
@@ -26,6 +28,7 @@ import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from opentelemetry import trace
@@ -33,6 +36,7 @@ from opentelemetry import trace
 from ..app.host import Unsubscribe, host_observe, host_subscribe
 from ..app.message import Message
 from ..audit.log import AuditLog, AuditTicket, Decision
+from ..contract.approval import DEFAULT_APPROVAL_TIMEOUT
 from ..contract.calls import Invocation
 from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import AgentDefinition, Capability
@@ -188,11 +192,13 @@ class AgentRuntime(Generic[M, P]):
         host: Any,
         audit: AuditLog | None,
         principal: PrincipalProvider | None,
+        approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT,
     ) -> None:
         self.definition = definition
         self.host = host
         self.audit = audit
         self.principal_provider = principal
+        self.approval_timeout = approval_timeout
         self.messages = RuntimeMessages(self)
         self.resources = RuntimeResources(self)
         self._in_flight = 0
@@ -425,6 +431,8 @@ class AgentRuntime(Generic[M, P]):
             decision=decision,
             outcome=outcome,
             input=run.payload,
+            approval=run.approval,
+            approved_by=run.approved_by,
         )
 
     def claim_invocation_id(self, invocation_id: str) -> bool:
@@ -464,6 +472,7 @@ def bind(
     host: Any,
     audit: AuditLog | None = None,
     principal: PrincipalProvider | None = None,
+    approval_timeout: float | timedelta = DEFAULT_APPROVAL_TIMEOUT,
 ) -> AgentRuntime[Any, Any]:
     """Bind a contract to a live application.
 
@@ -474,11 +483,14 @@ def bind(
         audit: an :func:`~foldkit_agent.audit.audit_log`, or ``None``.
         principal: ``(invocation) -> principal`` (sync or async), deriving the caller from
             ``invocation.credentials``. Required when any capability has ``authorize``.
+        approval_timeout: seconds (or a ``timedelta``) a ``confirm`` call waits for a
+            person's answer before it is refused with reason ``"timeout"``; default 300.
 
     Raises:
         AgentContractError: the host lacks ``model``/``dispatch``; a contract with
             ``authorize`` has no principal provider; a Message completion without
-            ``host.observe``; a state completion without ``host.subscribe``.
+            ``host.observe``; a state completion without ``host.subscribe``; an
+            ``approval_timeout`` that is not a positive number of seconds.
     """
     if not isinstance(definition, AgentDefinition):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("bind(definition=...) takes the result of agent.make(...)")
@@ -511,4 +523,16 @@ def bind(
                 f"{cap.name!r} completes on state, so the host must provide subscribe(on_model)",
                 capability=cap.name,
             )
-    return AgentRuntime(definition, host, audit, principal)
+    seconds = (
+        approval_timeout.total_seconds()
+        if isinstance(approval_timeout, timedelta)
+        else approval_timeout
+    )
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)  # pyright: ignore[reportUnnecessaryIsInstance]
+        or not seconds > 0
+        or seconds == float("inf")
+    ):
+        raise AgentContractError("bind(approval_timeout=...) takes a positive number of seconds")
+    return AgentRuntime(definition, host, audit, principal, float(seconds))

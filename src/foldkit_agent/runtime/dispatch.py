@@ -13,6 +13,11 @@ in the order :meth:`Dispatch.run` takes them (DESIGN §4.3):
 5. :meth:`~Dispatch.construct` the Message (``to_message`` sees the same snapshot), then
    :meth:`~Dispatch.send` it to the host and wait for its completion contract, if any.
 
+A capability declared with ``confirm`` takes one more step between the two:
+:meth:`~Dispatch.confirm` asks ``invocation.approver`` about the constructed Message (with a
+preview of what it changes) and returns only when a person approved it, so the Message
+approved is the Message sent (DESIGN §11).
+
 "Delivery unknown" is tracked on :attr:`Dispatch.host_called`, set the moment before
 ``host.dispatch`` is called: a failure before that is a refusal (nothing was sent), a failure
 after it leaves the outcome unknown.
@@ -23,14 +28,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from ..app.message import Message
+from ..contract.approval import Approval, ApprovalRequest
 from ..contract.calls import AuthorizationRequest, Deny, Invocation, InvocationContext
 from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import Capability
 from ..errors import (
+    AgentApprovalError,
     AgentAuthorizationError,
     AgentCancelledError,
     AgentCapabilityUnavailableError,
@@ -42,6 +49,7 @@ from ..errors import (
     InputIssue,
     InputRejected,
 )
+from .preview import preview_of
 from .results import CompletionOutcome, DispatchResult
 from .waiting import MessageHub, StateHub, Waiter
 
@@ -53,6 +61,9 @@ __all__ = ["Dispatch", "holds", "race"]
 _log = logging.getLogger("foldkit_agent.runtime")
 
 _UNSET: Any = object()
+
+_WITHDRAW_GRACE = 1.0
+"""Seconds a withdrawn approval question gets to finish its cleanup before the call answers."""
 
 
 class Abort(Exception):
@@ -76,11 +87,16 @@ class Dispatch:
         host_called: ``True`` from the moment ``host.dispatch`` is called: from then on a
             failure leaves delivery unknown.
         claimed: the invocation id was free and is held by this call until it answers.
+        approval: what the confirm step decided, for the audit entry: ``None`` (nobody was
+            asked), ``"approved"``, ``"declined"``, ``"timeout"`` or ``"unavailable"``.
+        approved_by: who approved (``Approval.by``), when approved.
     """
 
     __slots__ = (
         "_principal",
         "_rt",
+        "approval",
+        "approved_by",
         "cap",
         "claimed",
         "host_called",
@@ -107,6 +123,8 @@ class Dispatch:
         self._principal: Any = _UNSET
         self.host_called = False
         self.claimed = False
+        self.approval: str | None = None
+        self.approved_by: str | None = None
 
     @property
     def principal(self) -> Any:
@@ -114,12 +132,17 @@ class Dispatch:
         return None if self._principal is _UNSET else self._principal
 
     async def run(self) -> DispatchResult:
-        """The five steps in order. Raises the refusal of the first step that refuses."""
+        """The five steps in order (with ``confirm`` between constructing and sending).
+
+        Raises the refusal of the first step that refuses.
+        """
         cap = self.resolve()
         self.check_available(cap)
         decoded = self.decode(cap)
         await self.authorize(cap, decoded)
         message = self.construct(cap, decoded)
+        if cap.confirm is not None:
+            await self.confirm(cap, decoded, message)
         return await self.send(cap, message, decoded)
 
     # -- 1. resolve -------------------------------------------------------------------------
@@ -192,7 +215,12 @@ class Dispatch:
     def _needs_principal(self, cap: Capability) -> bool:
         if self._rt.principal_provider is None:
             return False
-        return cap.authorize is not None or cap.to_message is not None or self._audited_principal()
+        return (
+            cap.authorize is not None
+            or cap.to_message is not None
+            or (cap.confirm is not None and cap.confirm is not True)  # the predicate reads it
+            or self._audited_principal()
+        )
 
     def _audited_principal(self) -> bool:
         audit = self._rt.audit
@@ -301,6 +329,92 @@ class Dispatch:
             )
         return built
 
+    # -- between 5a and 5b: confirm ---------------------------------------------------------
+
+    async def confirm(self, cap: Capability, decoded: Any, message: Message) -> None:
+        """Return only when a person approved ``message``; otherwise refuse, sending nothing.
+
+        A predicate ``confirm`` decides first whether to ask at all (one that raises asks: the
+        cautious answer). No approver on the invocation means the transport cannot ask a
+        person: refused, ``"unavailable"``. An approver that raises, or answers anything but an
+        :class:`Approval`, counts as unavailable too, never as approval. The question is
+        withdrawn (its approver cancelled) on timeout and cancellation.
+
+        Raises:
+            AgentApprovalError: ``"declined"``, ``"timeout"`` (after the runtime's
+                ``approval_timeout``) or ``"unavailable"``.
+            AgentCancelledError: the signal was set while waiting (``dispatched=False``).
+        """
+        if cap.confirm is not True and not await self._needs_approval(cap, decoded):
+            return
+        inv = self.invocation
+        approver = inv.approver
+        if approver is None:
+            self.approval = "unavailable"
+            raise AgentApprovalError(capability=cap.name, reason="unavailable")
+        rt = self._rt
+        preview, summary = preview_of(rt.host, rt.definition.context, self.model, message, cap.name)
+        request = ApprovalRequest(
+            capability=cap.name,
+            title=cap.title or cap.name,
+            description=cap.description,
+            input=_input_json(decoded),
+            message=message,
+            preview=preview,
+            summary=summary,
+        )
+        deadline = asyncio.get_running_loop().time() + rt.approval_timeout
+        asking: asyncio.Future[Any] | None = None
+        try:
+            asking = asyncio.ensure_future(approver(request))
+            answer = await race(asking, inv.signal, deadline)
+        except Abort:
+            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+        except Deadline:
+            self.approval = "timeout"
+            raise AgentApprovalError(
+                capability=cap.name, reason="timeout", timeout=rt.approval_timeout
+            ) from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            _log.warning("the approver of %r raised; refusing the call", cap.name, exc_info=True)
+            self.approval = "unavailable"
+            raise AgentApprovalError(capability=cap.name, reason="unavailable") from exc
+        finally:
+            if asking is not None and not asking.done():
+                # Withdraw the question and let the transport tidy up (end an elicitation,
+                # leave INPUT_REQUIRED) before the call answers; a bounded grace.
+                asking.cancel()
+                await asyncio.wait({asking}, timeout=_WITHDRAW_GRACE)
+        if not isinstance(answer, Approval):
+            _log.warning("the approver of %r answered %r, not an Approval", cap.name, answer)
+            self.approval = "unavailable"
+            raise AgentApprovalError(capability=cap.name, reason="unavailable")
+        if answer.approved is not True:
+            self.approval = "declined"
+            raise AgentApprovalError(capability=cap.name, reason="declined")
+        self.approval = "approved"
+        self.approved_by = answer.by if isinstance(answer.by, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        self._refuse_if_aborted()
+
+    async def _needs_approval(self, cap: Capability, decoded: Any) -> bool:
+        predicate = cast(Callable[[Any], Any], cap.confirm)
+        inv = self.invocation
+        request = AuthorizationRequest(
+            self.principal, decoded, self.model, inv.transport, inv, cap.name
+        )
+        try:
+            verdict = predicate(request)
+            if inspect.isawaitable(verdict):
+                verdict = await race(verdict, inv.signal, None)
+        except Abort:
+            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+        except Exception:
+            _log.warning("confirm predicate of %r raised; asking a person", cap.name, exc_info=True)
+            return True
+        return verdict is not False
+
     async def send(self, cap: Capability, message: Message, decoded: Any) -> DispatchResult:
         """Hand ``message`` to the host; with a completion contract, wait for its result.
 
@@ -398,6 +512,13 @@ class Dispatch:
 def hub_reads_model(completion: Completion | StateCompletion) -> bool:
     """Whether a state completion reads the Model (a projection) rather than a source."""
     return isinstance(completion, StateCompletion) and completion.source is None
+
+
+def _input_json(decoded: Any) -> Any:
+    try:
+        return decoded.model_dump(mode="json")
+    except Exception:
+        return None
 
 
 def holds(cap: Capability, model: Any) -> bool:
