@@ -55,11 +55,21 @@ from mcp.server.lowlevel import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ...contract.approval import Approver
 from ...contract.calls import Invocation
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import summarize
 from ...runtime.results import DispatchResult
+from .approval import (
+    INPUT_KEY,
+    ParkedApprovals,
+    answer_of,
+    approver_name,
+    can_elicit,
+    elicit_request,
+    handshake_approver,
+)
 from .feed import Feed, LegacyPeer
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 
@@ -174,6 +184,7 @@ class _Adapter:
         self.feeds: dict[int, tuple[AgentRuntime[Any, Any], Feed]] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
         self.calls: dict[asyncio.Future[Any], asyncio.Event] = {}  # in flight -> its signal
+        self.parked = ParkedApprovals()  # modern-era calls waiting for their approval
         if self.static is not None:
             self.schemas = {c.name: c.input_schema for c in self.static.messages.all()}
 
@@ -253,7 +264,9 @@ class _Adapter:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.request_state is not None:  # a modern-era client answering an approval
+            return await self.resume_approval(ctx, params)
         rt = await self.runtime(ctx)
         try:
             credentials = self.principal_of(ctx)
@@ -263,16 +276,45 @@ class _Adapter:
             _log.warning("principal_of raised; calling with no credentials", exc_info=True)
             credentials = None
         signal = asyncio.Event()
-        invocation = Invocation(transport=TRANSPORT, signal=signal, credentials=credentials)
+        approver, asked = self.approver_for(ctx, credentials)
+        invocation = Invocation(
+            transport=TRANSPORT, signal=signal, credentials=credentials, approver=approver
+        )
         payload: Any = {} if params.arguments is None else params.arguments
         task = asyncio.ensure_future(rt.messages.dispatch_unknown(params.name, payload, invocation))
         self.calls[task] = signal
         task.add_done_callback(self._forget)
+        if asked is not None:
+            await self.settle(task, signal, asked)
+            if asked.done() and not task.done():
+                request, answer = asked.result()
+                token = self.parked.park(params.name, self.parked.owner(ctx), task, request, answer)
+                if token is not None:
+                    return types.InputRequiredResult(
+                        input_requests={INPUT_KEY: elicit_request(request)}, request_state=token
+                    )
+                answer.set_exception(RuntimeError("too many approvals are waiting"))
+        return _result(await self.settle(task, signal), params.name)
+
+    async def settle(
+        self,
+        task: asyncio.Future[Any],
+        signal: asyncio.Event,
+        asked: asyncio.Future[Any] | None = None,
+    ) -> DispatchResult | BaseException | None:
+        """Wait for the call to end (or, with ``asked``, to ask for approval: then ``None``).
+
+        Cancelling the handler (``notifications/cancelled``, or the client went away) aborts
+        the call through its signal, so the runtime answers and audits it once; then the SDK
+        drops the response.
+        """
         try:
-            result: DispatchResult | BaseException = await asyncio.shield(task)
+            if asked is not None:
+                await asyncio.shield(asyncio.wait({task, asked}, return_when="FIRST_COMPLETED"))
+                if not task.done():
+                    return None
+            return await asyncio.shield(task)
         except asyncio.CancelledError:
-            # notifications/cancelled (or the client went away): abort through the signal so the
-            # runtime answers and audits it once, then let the SDK drop the response.
             signal.set()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait({task})
@@ -280,8 +322,49 @@ class _Adapter:
                 task.exception()  # retrieved, so asyncio does not warn about it
             raise
         except Exception as exc:
-            result = exc
-        return _result(result, params.name)
+            return exc
+
+    def approver_for(
+        self, ctx: ServerRequestContext[Any, Any], credentials: Any
+    ) -> tuple[Approver | None, asyncio.Future[Any] | None]:
+        """How this request can ask a person: ``(approver, asked)``; ``(None, None)`` if not.
+
+        Handshake era: an approver that elicits on the request's stream. Modern era: one that
+        parks the call and sets ``asked`` (see :mod:`.approval`).
+        """
+        if not can_elicit(ctx):
+            return None, None
+        if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self.parked.asker()
+        return handshake_approver(ctx, approver_name(ctx, credentials)), None
+
+    async def resume_approval(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """The second leg of a modern-era approval: hand the answer to the parked call."""
+        token = params.request_state or ""
+        parked = self.parked.resume(token, params.name, self.parked.owner(ctx))
+        if parked is None:
+            return types.CallToolResult(
+                content=_text(
+                    f"No approval request for {params.name!r} is waiting under this "
+                    "request_state: it was answered, timed out or was cancelled, or belongs to "
+                    "another caller. Nothing was sent by this call; call the tool again."
+                ),
+                structured_content={"status": "refused", "capability": params.name},
+                is_error=True,
+            )
+        try:
+            credentials = self.principal_of(ctx)
+            if inspect.isawaitable(credentials):
+                credentials = await credentials
+        except Exception:
+            credentials = None
+        response = (params.input_responses or {}).get(INPUT_KEY)
+        if not parked.answer.done():
+            parked.answer.set_result(answer_of(response, approver_name(ctx, credentials)))
+        signal = self.calls.get(parked.task) or asyncio.Event()
+        return _result(await self.settle(parked.task, signal), params.name)
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -382,7 +465,9 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
         ) from exc
 
 
-def _result(result: DispatchResult | BaseException, requested: str) -> types.CallToolResult:
+def _result(result: DispatchResult | BaseException | None, requested: str) -> types.CallToolResult:
+    if result is None:  # not reachable: settle() without `asked` always has an outcome
+        result = RuntimeError("the call ended without an outcome")
     try:
         outcome = summarize(
             result, capability=requested if not isinstance(result, DispatchResult) else None
