@@ -13,8 +13,9 @@ How the question travels depends on the era (protocol notes §1.0):
 * modern era (``2026-07-28``): there is no server-to-client request. The ``tools/call``
   returns an ``InputRequiredResult`` carrying the elicitation and an opaque
   ``request_state``; the client asks its user and calls again with the answer and the same
-  ``request_state``. The invocation itself stays in flight in between, parked here under an
-  unguessable token bound to the caller, so the Message approved is the one dispatched.
+  ``request_state``. The invocation itself stays in flight in between, parked
+  (:mod:`foldkit_agent.edge.approvals`) under an unguessable single-use token bound to the
+  caller, so the Message approved is the one dispatched.
   A parked call that is never resumed is refused by the runtime's approval timeout.
 
 Only ``accept`` with ``{"approve": true}`` approves; ``decline``, ``cancel``, a missing or
@@ -23,10 +24,7 @@ malformed answer all decline.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import secrets
-from dataclasses import dataclass
 from typing import Any, cast
 
 import mcp.types as types
@@ -39,13 +37,12 @@ __all__ = [
     "APPROVE_FIELD",
     "APPROVE_SCHEMA",
     "INPUT_KEY",
-    "Parked",
-    "ParkedApprovals",
     "answer_of",
     "approver_name",
     "can_elicit",
     "elicit_request",
     "handshake_approver",
+    "owner_of",
 ]
 
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
@@ -67,9 +64,6 @@ APPROVE_SCHEMA: dict[str, Any] = {
     "required": [APPROVE_FIELD],
 }
 """The form a person answers: one boolean, ``approve``."""
-
-MAX_PARKED_PER_CALLER = 16
-MAX_PARKED = 1024
 
 
 def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -129,92 +123,9 @@ def handshake_approver(ctx: ServerRequestContext[Any, Any], by: str | None) -> A
     return approve
 
 
-@dataclass
-class Parked:
-    """A modern-era call waiting for its approval, between two ``tools/call`` requests."""
-
-    capability: str
-    owner: str | None
-    task: asyncio.Future[Any]
-    answer: asyncio.Future[Approval]
-    request: ApprovalRequest
-
-
-class ParkedApprovals:
-    """Calls parked while their client asks its user (modern era), by ``request_state`` token.
-
-    Bounded: at most :data:`MAX_PARKED_PER_CALLER` per caller and :data:`MAX_PARKED` in all;
-    past that the call is refused as ``"unavailable"``. An entry leaves when its call ends
-    (answered, timed out, cancelled), so the approval timeout bounds how long it stays.
-    """
-
-    def __init__(self) -> None:
-        self._parked: dict[str, Parked] = {}
-
-    def __len__(self) -> int:
-        return len(self._parked)
-
-    def tasks(self) -> list[asyncio.Future[Any]]:
-        """The parked calls (each ends when answered, timed out or cancelled)."""
-        return [p.task for p in self._parked.values()]
-
-    def owner(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
-        """The caller a parked call is bound to: the authenticated identity, if any."""
-        try:
-            return authenticated_principal(ctx)
-        except Exception:
-            return None
-
-    def asker(
-        self,
-    ) -> tuple[Approver, asyncio.Future[tuple[ApprovalRequest, asyncio.Future[Approval]]]]:
-        """A per-call approver, and a future set when the runtime asks it.
-
-        The approver hands the request to the handler (through the future) and waits for the
-        answer the handler later puts on the second future.
-        """
-        loop = asyncio.get_running_loop()
-        asked: asyncio.Future[tuple[ApprovalRequest, asyncio.Future[Approval]]] = (
-            loop.create_future()
-        )
-
-        async def approve(request: ApprovalRequest) -> Approval:
-            answer: asyncio.Future[Approval] = loop.create_future()
-            if not asked.done():
-                asked.set_result((request, answer))
-            try:
-                return await answer
-            finally:
-                if not answer.done():
-                    answer.cancel()
-
-        return approve, asked
-
-    def park(
-        self,
-        capability: str,
-        owner: str | None,
-        task: asyncio.Future[Any],
-        request: ApprovalRequest,
-        answer: asyncio.Future[Approval],
-    ) -> str | None:
-        """Park a call; returns its token, or ``None`` when the caller has too many parked."""
-        mine = sum(1 for p in self._parked.values() if p.owner == owner)
-        if mine >= MAX_PARKED_PER_CALLER or len(self._parked) >= MAX_PARKED:
-            return None
-        token = secrets.token_urlsafe(32)
-        self._parked[token] = Parked(capability, owner, task, answer, request)
-        task.add_done_callback(lambda t: self._ended(token, t))
-        return token
-
-    def _ended(self, token: str, task: asyncio.Future[Any]) -> None:
-        if self._parked.pop(token, None) is not None and not task.cancelled():
-            task.exception()  # never resumed: its refusal is audited, and nobody waits for it
-
-    def resume(self, token: str, capability: str, owner: str | None) -> Parked | None:
-        """The parked call for ``token``, taken out, if it is this caller's call of this tool."""
-        parked = self._parked.get(token)
-        if parked is None or parked.owner != owner or parked.capability != capability:
-            return None
-        del self._parked[token]
-        return parked
+def owner_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The caller a parked call is bound to: the authenticated identity, if any."""
+    try:
+        return authenticated_principal(ctx)
+    except Exception:
+        return None

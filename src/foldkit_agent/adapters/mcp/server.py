@@ -38,6 +38,7 @@ import asyncio
 import inspect
 import json
 import logging
+import secrets
 from collections.abc import (
     Awaitable,
     Callable,
@@ -57,18 +58,19 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...contract.approval import Approver
 from ...contract.calls import Invocation
+from ...edge.approvals import ParkedApprovals
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import summarize
 from ...runtime.results import DispatchResult
 from .approval import (
     INPUT_KEY,
-    ParkedApprovals,
     answer_of,
     approver_name,
     can_elicit,
     elicit_request,
     handshake_approver,
+    owner_of,
 )
 from .feed import Feed, LegacyPeer
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
@@ -288,8 +290,8 @@ class _Adapter:
             await self.settle(task, signal, asked)
             if asked.done() and not task.done():
                 request, answer = asked.result()
-                token = self.parked.park(params.name, self.parked.owner(ctx), task, request, answer)
-                if token is not None:
+                token = secrets.token_urlsafe(32)
+                if self.parked.park(token, params.name, owner_of(ctx), task, request, answer):
                     return types.InputRequiredResult(
                         input_requests={INPUT_KEY: elicit_request(request)}, request_state=token
                     )
@@ -335,15 +337,14 @@ class _Adapter:
         if not can_elicit(ctx):
             return None, None
         if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return self.parked.asker()
+            return ParkedApprovals.asker()
         return handshake_approver(ctx, approver_name(ctx, credentials)), None
 
     async def resume_approval(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         """The second leg of a modern-era approval: hand the answer to the parked call."""
-        token = params.request_state or ""
-        parked = self.parked.resume(token, params.name, self.parked.owner(ctx))
+        parked = self.parked.take(params.request_state or "", owner_of(ctx), params.name)
         if parked is None:
             return types.CallToolResult(
                 content=_text(
@@ -361,8 +362,7 @@ class _Adapter:
         except Exception:
             credentials = None
         response = (params.input_responses or {}).get(INPUT_KEY)
-        if not parked.answer.done():
-            parked.answer.set_result(answer_of(response, approver_name(ctx, credentials)))
+        parked.decide(answer_of(response, approver_name(ctx, credentials)))
         signal = self.calls.get(parked.task) or asyncio.Event()
         return _result(await self.settle(parked.task, signal), params.name)
 
