@@ -15,9 +15,10 @@ five steps in order (each a method of :class:`~foldkit_agent.runtime.dispatch.Di
 
 A capability declared with ``confirm`` adds one step between constructing and dispatching:
 ``invocation.approver`` is asked, with a preview, and only an approval sends the very Message
-it was shown (DESIGN §11). A refusal before the dispatch sends nothing. Each invocation writes exactly one audit entry and runs
-in one ``Agent.dispatch`` OpenTelemetry span. :meth:`AgentRuntime.call` is the entry adapters
-use: the same path, answered as one :class:`~foldkit_agent.runtime.Outcome`.
+it was shown (DESIGN §11). A refusal before the dispatch sends nothing. Each invocation
+writes exactly one audit entry and runs in one ``Agent.dispatch`` OpenTelemetry span.
+:meth:`AgentRuntime.call` is the entry adapters use: the same path, answered as one
+:class:`~foldkit_agent.runtime.Outcome`.
 """
 
 from __future__ import annotations
