@@ -252,11 +252,12 @@ def a2a_app(
             failed = InternalError(message="The agent card could not be built right now.")
             raise ours(ctx, failed) from None
 
-    executor = CapabilityExecutor(resolve)
+    task_store = InMemoryTaskStore()
+    executor = CapabilityExecutor(resolve, task_store)
     handler = Handler(
         resolve=resolve,
         agent_executor=executor,
-        task_store=InMemoryTaskStore(),
+        task_store=task_store,
         agent_card=base_card,
         extended_agent_card=base_card,
         extended_card_modifier=extended,

@@ -24,7 +24,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import TaskUpdater
+from a2a.server.tasks import TaskStore, TaskUpdater
 from a2a.types import (
     Message,
     Part,
@@ -41,9 +41,11 @@ from google.protobuf.json_format import MessageToDict
 from ...contract.calls import Invocation, new_invocation_id
 from ...contract.declare import Capability
 from ...contract.numbers import integers_from_doubles
+from ...edge.approvals import ParkedApprovals
 from ...errors import AgentCancelledError, AgentUnknownCapabilityError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, summarize
+from .approval import answer_in, approval_message, approver_name, owner_of
 from .auth import CREDENTIALS_KEY
 from .card import EXTENSION_URI
 from .errors import ours
@@ -68,6 +70,8 @@ class _Run:
     signal: asyncio.Event
     updater: TaskUpdater
     done: asyncio.Event
+    cancelling: bool = False  # tasks/cancel arrived: cancel() records the end
+    resumed: bool = False  # a follow-up answered the approval: it publishes the end
 
 
 class CapabilityExecutor(AgentExecutor):
@@ -90,10 +94,15 @@ class CapabilityExecutor(AgentExecutor):
     """
 
     def __init__(
-        self, resolve: Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]]
+        self,
+        resolve: Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]],
+        task_store: TaskStore | None = None,
     ) -> None:
         self._resolve = resolve
         self._runs: dict[str, _Run] = {}
+        self._task_store = task_store
+        self.parked = ParkedApprovals()  # tasks in INPUT_REQUIRED waiting for a person
+        self._writes: set[asyncio.Future[Any]] = set()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Run the call named by ``context`` and publish its outcome (see the module docs).
@@ -105,20 +114,26 @@ class CapabilityExecutor(AgentExecutor):
         task_id = context.task_id or ""
         context_id = context.context_id or ""
         updater = TaskUpdater(event_queue, task_id, context_id)
+        if task_id in self.parked:  # a follow-up on a task waiting for a person's approval
+            await self._resume(context, updater)
+            return
         run = _Run(asyncio.Event(), updater, asyncio.Event())
         self._runs[task_id] = run
         started = False
+        parked = False
         name: str | None = None
         try:
             message = context.message
             name = _skill_name(context.metadata, message)
             payload = _payload(message)
             runtime = await self._resolve(context.call_context)
+            approver, asked = ParkedApprovals.asker()
             invocation = Invocation(
                 id=task_id or new_invocation_id(),
                 transport="a2a",
                 signal=run.signal,
                 credentials=context.call_context.state.get(CREDENTIALS_KEY),
+                approver=approver,
             )
             cap = await _known(runtime, name, payload, invocation)
             payload = integers_from_doubles(payload, cap.input_schema)
@@ -126,12 +141,22 @@ class CapabilityExecutor(AgentExecutor):
                 await event_queue.enqueue_event(_new_task(task_id, context_id, message))
             started = True
             await _quietly(updater.start_work())
-            try:
-                result: Any = await runtime.messages.dispatch_unknown(name, payload, invocation)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                result = exc
+            call = asyncio.ensure_future(
+                runtime.messages.dispatch_unknown(name, payload, invocation)
+            )
+            result: Any = await _settle_call(call, run.signal, asked)
+            if result is _ASKED:
+                request, answer = asked.result()
+                owner = owner_of(context.call_context, CREDENTIALS_KEY)
+                if self.parked.park(task_id, name, owner, call, request, answer):
+                    parked = True
+                    call.add_done_callback(
+                        lambda c: self._ended_waiting(task_id, run, context.call_context, c)
+                    )
+                    await updater.requires_input(approval_message(updater, request))
+                    return
+                answer.set_exception(RuntimeError("too many approvals are waiting"))
+                result = await _settle_call(call, run.signal)
             await self._publish(updater, result, name)
         except InvalidParamsError as err:
             raise ours(context.call_context, err) from None
@@ -148,8 +173,80 @@ class CapabilityExecutor(AgentExecutor):
             except Exception:
                 _log.debug("could not record the failure of task %s", task_id, exc_info=True)
         finally:
-            run.done.set()
-            self._runs.pop(task_id, None)
+            if not parked:
+                run.done.set()
+                self._runs.pop(task_id, None)
+
+    async def _resume(self, context: RequestContext, updater: TaskUpdater) -> None:
+        """The follow-up on a task in ``INPUT_REQUIRED``: hand the answer over, then finish."""
+        task_id = updater.task_id
+        call_context = context.call_context
+        owner = owner_of(call_context, CREDENTIALS_KEY)
+        waiting = self.parked.take(task_id, owner)
+        run = self._runs.get(task_id)
+        if waiting is None or run is None:
+            # Not this caller's task to answer (the SDK's owner-scoped store normally stops
+            # that earlier): leave the task as it is for its own caller.
+            raise InvalidParamsError(message="This task is not waiting for your approval.")
+        run.updater = updater
+        run.resumed = True
+        waiting.decide(answer_in(context.message, approver_name(owner)))
+        await _quietly(updater.start_work())
+        result = await _settle_call(waiting.task, run.signal)
+        await self._publish(updater, result, waiting.capability)
+
+    def _ended_waiting(
+        self,
+        task_id: str,
+        run: _Run,
+        call_context: ServerCallContext,
+        call: asyncio.Future[Any],
+    ) -> None:
+        """A parked call ended. Unless a follow-up resumed it (it then publishes the end) or
+        ``tasks/cancel`` records it, write the task's end (approval timed out) to the store:
+        the request that parked it has returned, so no event queue is left to publish on."""
+        run.done.set()
+        self._runs.pop(task_id, None)
+        if run.resumed or run.cancelling or self._task_store is None or call.cancelled():
+            return
+        result: Any = call.exception() or call.result()
+        self._background(self._record_unanswered(task_id, run, call_context, result))
+
+    async def settled(self) -> None:
+        """Wait until no call is waiting for approval and every recorded end is stored."""
+        while self.parked.tasks() or self._writes:
+            await asyncio.wait({*self.parked.tasks(), *self._writes})
+
+    def _background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _record_unanswered(
+        self, task_id: str, run: _Run, call_context: ServerCallContext, result: Any
+    ) -> None:
+        store = self._task_store
+        assert store is not None
+        try:
+            task = await store.get(task_id, call_context)
+            if task is None or task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+                return  # resumed (the follow-up publishes the end) or already ended
+            outcome = summarize(result)
+            state = (
+                TaskState.TASK_STATE_CANCELED
+                if outcome.data.get("_tag") == "AgentCancelledError"
+                else TaskState.TASK_STATE_REJECTED
+            )
+            task.status.CopyFrom(
+                TaskStatus(
+                    state=state,
+                    message=_agent_message(run.updater, outcome.text, dict(outcome.data)),
+                )
+            )
+            task.status.timestamp.GetCurrentTime()
+            await store.save(task, call_context)
+        except Exception:
+            _log.warning("could not record the end of task %s", task_id, exc_info=True)
 
     async def _publish(self, updater: TaskUpdater, result: Any, name: str) -> None:
         outcome = summarize(result, capability=name)
@@ -187,6 +284,17 @@ class CapabilityExecutor(AgentExecutor):
         is recorded instead.
         """
         run = self._runs.get(context.task_id or "")
+        if run is not None and context.task_id in self.parked:
+            # Waiting for approval: the request that parked it has returned, so the end is
+            # recorded here, on this request's queue, with the runtime's own answer.
+            run.cancelling = True
+            run.signal.set()
+            with suppress(TimeoutError):
+                await asyncio.wait_for(run.done.wait(), CANCEL_GRACE)
+            updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+            text = AgentCancelledError(capability="this capability", dispatched=False).message
+            await _quietly(updater.cancel(_agent_message(updater, text, None)))
+            return
         if run is None:
             updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
             await _quietly(updater.cancel(_agent_message(updater, "The call was cancelled.", None)))
@@ -197,6 +305,34 @@ class CapabilityExecutor(AgentExecutor):
         await _quietly(
             run.updater.cancel(_agent_message(run.updater, "The call was cancelled.", None))
         )
+
+
+_ASKED: Any = object()
+"""What :func:`_settle_call` returns when the call asked for approval and is still running."""
+
+
+async def _settle_call(
+    call: asyncio.Future[Any], signal: asyncio.Event, asked: asyncio.Future[Any] | None = None
+) -> Any:
+    """The call's result or exception, or :data:`_ASKED` once it asks a person (with ``asked``).
+
+    Cancelling the executor (``tasks/cancel``, shutdown) aborts the call through its signal,
+    so the runtime answers and audits it once, then re-raises.
+    """
+    try:
+        if asked is not None:
+            await asyncio.shield(asyncio.wait({call, asked}, return_when="FIRST_COMPLETED"))
+            if not call.done():
+                return _ASKED
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        signal.set()
+        await asyncio.wait({call})
+        if not call.cancelled():
+            call.exception()
+        raise
+    except Exception as exc:
+        return exc
 
 
 async def settle(handler: DefaultRequestHandler, grace: float) -> None:
@@ -281,6 +417,10 @@ class Handler(DefaultRequestHandler):
         try:
             metadata = MessageToDict(params.metadata) if params.HasField("metadata") else {}
             message = params.message if params.HasField("message") else None
+            if message is not None and message.task_id:
+                executor: Any = self.agent_executor
+                if message.task_id in executor.parked:
+                    return  # an answer to a waiting approval names no skill
             name = _skill_name(metadata, message)
             payload = _payload(message)
             try:
