@@ -180,5 +180,7 @@ async def test_the_audit_is_written_with_keywords_so_a_sink_sees_named_fields() 
             "decision": "dispatched",
             "outcome": "ok",
             "input": {"by": 1},
+            "approval": None,  # no confirm: nobody was asked
+            "approved_by": None,
         }
     ]
