@@ -30,6 +30,7 @@ from .audit.log import AuditEntry, AuditLog, AuditSink, audit_log
 from .audit.postgres import PostgresAuditSink
 from .audit.sqlite import SqliteAuditSink
 from .contract.approval import (
+    DEFAULT_APPROVAL_TIMEOUT,
     Approval,
     ApprovalRequest,
     Approver,
