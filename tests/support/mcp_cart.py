@@ -262,3 +262,10 @@ async def run_cart(definition: Any = Definition) -> AsyncGenerator[CartApp]:
         finally:
             unobserve()
             rt.close()
+
+
+@asynccontextmanager
+async def long_wait_runtime() -> AsyncGenerator[AgentRuntime[Any, Any]]:
+    """``foldkit-agent serve tests.support.mcp_cart:long_wait_runtime``: ``wait_long`` only."""
+    async with run_cart(LongWait) as cart:
+        yield cart.rt

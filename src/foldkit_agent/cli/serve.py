@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -316,6 +318,7 @@ async def run_http(
     port: int = 0,
     sock: socket.socket | None = None,
     on_ready: Callable[[int], None] | None = None,
+    before_exit: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Serve ``asgi`` with uvicorn on this event loop until cancelled or interrupted.
 
@@ -323,12 +326,16 @@ async def run_http(
         asgi: the app.
         host, port: where to listen, unless ``sock`` (from :func:`bind_socket`) is given.
         on_ready: called with the bound port once the socket listens.
+        before_exit: awaited when SIGTERM or SIGINT arrives, before uvicorn starts shutting
+            down (a second signal does not wait for it). uvicorn's shutdown ends every open
+            SSE stream at once, so calls in flight must be answered here or their callers get
+            no answer at all (``serve`` aborts MCP calls: "cancelled, outcome unknown").
     """
     import uvicorn
 
     listening = sock if sock is not None else bind_socket(host, port)
     config = uvicorn.Config(asgi, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(config) if before_exit is None else _answer_first(config, before_exit)
     if on_ready is not None:
         on_ready(listening.getsockname()[1])
     serving = asyncio.ensure_future(server.serve(sockets=[listening]))
@@ -343,6 +350,43 @@ async def run_http(
     finally:
         if sock is None:
             listening.close()
+
+
+SHUTDOWN_GRACE = 5.0
+"""Seconds the MCP calls in flight get to answer once SIGTERM or SIGINT arrives."""
+
+
+def _answer_first(config: Any, before_exit: Callable[[], Awaitable[None]]) -> Any:
+    """A uvicorn server that awaits ``before_exit`` when a signal arrives, then shuts down."""
+    import uvicorn
+
+    loop = asyncio.get_running_loop()
+
+    class AnswerFirst(uvicorn.Server):
+        exiting = False
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.exiting:  # a second signal: shut down without waiting
+                super().handle_exit(sig, frame)
+                return
+            self.exiting = True
+            loop.call_soon_threadsafe(self.start_exit, sig)
+
+        def start_exit(self, sig: int) -> None:
+            self.exit_task = loop.create_task(self.answer_then_exit(sig))  # kept: not collected
+
+        async def answer_then_exit(self, sig: int) -> None:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await before_exit()
+            except Exception:
+                logging.getLogger("foldkit_agent.cli").warning(
+                    "answering calls in flight at shutdown failed", exc_info=True
+                )
+            finally:
+                super().handle_exit(sig, None)
+
+    return AnswerFirst(config)
 
 
 @asynccontextmanager
@@ -564,7 +608,14 @@ def serve(
                     allowed_hosts=hosts,
                     native_tokens=native_token,
                 )
-                asgi = combine([part(rt) for part in parts])
+                apps = [part(rt) for part in parts]
+                asgi = combine(apps)
+                servers = [a.state.mcp_server for a in apps if hasattr(a.state, "mcp_server")]
+
+                async def answer_calls_in_flight() -> None:
+                    for mcp_server in servers:
+                        await mcp_server.abort_calls(SHUTDOWN_GRACE)
+
                 if mcp == "http":
                     print(f"serving MCP at {origin}/mcp", file=sys.stderr, flush=True)
                 if a2a:
@@ -585,7 +636,7 @@ def serve(
                         file=sys.stderr,
                         flush=True,
                     )
-                await run_http(asgi, sock=sock)
+                await run_http(asgi, sock=sock, before_exit=answer_calls_in_flight)
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
