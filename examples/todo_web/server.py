@@ -4,8 +4,9 @@
   the list live from ``GET /app/events`` and loads the WebMCP bridge from ``/agent/``.
 * ``POST /app/dispatch`` — what the page's buttons send: ``{"_tag": "SelectedTodo", "id": ...}``,
   the same Messages a person's clicks produce, handed to ``running.dispatch``. This is the
-  application's own endpoint, not the agent surface; it checks the session, the Origin and
-  the CSRF token just the same.
+  application's own endpoint, not the agent surface; it passes the same edge guard
+  (:class:`foldkit_agent.edge.EdgeGuard`: Host, Origin, the session and CSRF token, JSON of at
+  most 4 KiB parsed strictly) before the handler runs.
 * ``/agent/...`` — :func:`foldkit_agent.adapters.web.webmcp.mount`: the bridge and the JSON
   surface, with the principal taken from the same session.
 
@@ -33,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -49,12 +51,8 @@ from examples.todo.app import (
 )
 from foldkit_agent import AgentRuntime, AuditLog, Running, agent
 from foldkit_agent.adapters.web import webmcp
-from foldkit_agent.adapters.web.surface import (
-    DEFAULT_ALLOWED_HOSTS,
-    CsrfTokens,
-    host_allowed,
-    origin_allowed,
-)
+from foldkit_agent.adapters.web.surface import DEFAULT_ALLOWED_HOSTS, CsrfTokens
+from foldkit_agent.edge import BODY_KEY, EdgeGuard, HostPolicy, Rules, WireError, route_path
 
 __all__ = ["DEMO_USER", "SESSION_COOKIE", "TodoWeb", "build_app", "create_app", "todo_web"]
 
@@ -103,6 +101,18 @@ def _error(status: int, text: str) -> JSONResponse:
     return JSONResponse({"error": text}, status_code=status)
 
 
+def _refused(_scope: Scope, _rules: Rules, err: WireError) -> Response:
+    return _error(err.status, err.text)
+
+
+_DISPATCH = Rules(origin="page")  # the page's own origin only; a JSON body
+_OTHER = Rules(origin="none", body=False, public=True)  # reads (and /agent, guarded itself)
+
+
+def _rules(scope: Scope) -> Rules:
+    return _DISPATCH if route_path(scope) == "/app/dispatch" else _OTHER
+
+
 def build_app(
     running: Running[Model, Any],
     runtime: AgentRuntime[Model, Any],
@@ -138,9 +148,16 @@ def build_app(
 
     head = "\n".join(f'<script src="{src}"></script>' for src in head_scripts)
 
+    async def signed_in(scope: Scope, _rules: Rules) -> WireError | None:
+        """Step 3 of the guard for ``/app/dispatch``: a session and its CSRF token."""
+        request = Request(scope)
+        if user_of(request) is None:
+            return WireError(401, "session", "sign in first")
+        if not csrf.verify(session_of(request), request.headers.get("x-csrf-token")):
+            return WireError(403, "csrf", "reload the page: the security token is out of date")
+        return None
+
     async def page(request: Request) -> Response:
-        if not host_allowed(request, allowed_hosts):
-            return _error(403, "unknown host")
         sid = session_of(request)
         fresh = sid is None
         if sid is None:
@@ -157,13 +174,9 @@ def build_app(
         return response
 
     async def state(request: Request) -> Response:
-        if not host_allowed(request, allowed_hosts):
-            return _error(403, "unknown host")
         return JSONResponse(_view(running.model(), user_of(request)))
 
     async def events(request: Request) -> Response:
-        if not host_allowed(request, allowed_hosts):
-            return _error(403, "unknown host")
         user = user_of(request)
         changed = asyncio.Event()
         unsubscribe = running.subscribe(lambda _model: changed.set())
@@ -180,20 +193,10 @@ def build_app(
         return EventSourceResponse(stream(), ping=15)
 
     async def dispatch(request: Request) -> Response:
-        if not host_allowed(request, allowed_hosts) or not origin_allowed(request):
-            return _error(403, "cross-origin request refused")
         user = user_of(request)
-        if user is None:
-            return _error(401, "sign in first")
-        if not csrf.verify(session_of(request), request.headers.get("x-csrf-token")):
-            return _error(403, "reload the page: the security token is out of date")
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return _error(415, "send JSON")
-        raw = await request.body()
-        if len(raw) > 4096:
-            return _error(413, "too large")
+        assert user is not None  # the guard's step 3 let only a signed-in page through
+        data = request.scope[BODY_KEY]  # strict JSON of at most 4 KiB, parsed by the guard
         try:
-            data = json.loads(raw)
             message = TodoMessage.decode(data) if isinstance(data, dict) else None
         except (ValueError, ValidationError):
             message = None
@@ -220,7 +223,15 @@ def build_app(
             allowed_hosts=allowed_hosts,
         ),
     ]
-    return Starlette(routes=routes)
+    guard = Middleware(
+        EdgeGuard,
+        hosts=HostPolicy(allowed_hosts),
+        classify=_rules,
+        authenticate=signed_in,
+        render=_refused,
+        max_body=4096,
+    )
+    return Starlette(routes=routes, middleware=[guard])
 
 
 @asynccontextmanager

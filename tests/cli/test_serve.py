@@ -24,7 +24,10 @@ from typer.testing import CliRunner
 from foldkit_agent.adapters.a2a import EXTENSION_URI
 from foldkit_agent.cli import app
 from foldkit_agent.cli.serve import parse_tokens
+from foldkit_agent.edge.guard import HOST_REFUSAL
+from tests.support.hostile import mcp_call_body, mcp_headers
 from tests.support.paths import ROOT
+from tests.support.raw_http import post, write_all_then_read
 
 TOKEN = "alice-token=alice;todos:delete"
 
@@ -222,3 +225,65 @@ async def test_native_token_serves_the_endpoint_generated_actions_call() -> None
             assert ok.status_code == 200
             assert ok.json()["isError"] is False
             assert ok.json()["structuredContent"]["status"] == "completed"
+
+
+# -- the edge on a real server: every route answers Host and body limits the same way ----------
+
+SERVICE = "s3rvice-token-0123456789"
+EDGE_ARGS = ("--mcp", "http", "--a2a", "--webmcp", "--token", TOKEN, "--native-token", SERVICE)
+
+
+def _edge_requests() -> list[tuple[str, str, dict[str, str], bytes]]:
+    """(method, path, headers, body) of one authenticated request per route."""
+    bearer = {"Authorization": "Bearer alice-token", "Content-Type": "application/json"}
+    call = mcp_call_body('"create_todo"', '{"title": "Milk"}')
+    get_task = b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}'
+    return [
+        ("POST", "/mcp", mcp_headers(token="alice-token"), call),
+        ("POST", "/a2a/jsonrpc", {**bearer, "A2A-Version": "1.0"}, get_task),
+        ("GET", "/agent/capabilities", {}, b""),
+        (
+            "POST",
+            "/native/invoke/create_todo",
+            {"Authorization": f"Bearer {SERVICE}", "Content-Type": "application/json"},
+            b'{"title": "Milk"}',
+        ),
+    ]
+
+
+async def test_every_route_of_a_served_process_answers_host_variants_alike() -> None:
+    async with served(*EDGE_ARGS) as origin:
+        port = origin.rsplit(":", 1)[1]
+        async with httpx.AsyncClient(base_url=origin, timeout=10) as hc:
+            for method, path, headers, body in _edge_requests():
+                for host in ("127.0.0.1", f"LOCALHOST:{port}", f"[::1]:{port}"):
+                    r = await hc.request(
+                        method, path, headers={**headers, "Host": host}, content=body
+                    )
+                    assert r.status_code == 200, (path, host, r.status_code, r.text[:200])
+                for host in (
+                    f"127.0.0.1:{port}@evil.example",
+                    f"127.0.0.1:{port}x",
+                    "evil.example",
+                ):
+                    r = await hc.request(
+                        method, path, headers={**headers, "Host": host}, content=body
+                    )
+                    assert r.status_code == 421, (path, host)
+                    assert r.json() == HOST_REFUSAL
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"), [("/mcp", 4 * 1024 * 1024), ("/native/invoke/create_todo", 64 * 1024)]
+)
+async def test_a_served_process_answers_413_to_a_client_that_writes_its_body_first(
+    path: str, limit: int
+) -> None:
+    async with served(*EDGE_ARGS) as origin:
+        port = int(origin.rsplit(":", 1)[1])
+        token = "alice-token" if path == "/mcp" else SERVICE
+        body = b'{"title": "' + b"x" * limit + b'"}'
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        request = post(path, port, headers, body)
+        answer = await anyio.to_thread.run_sync(write_all_then_read, port, request)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:300]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from typing import Any
 
 import anyio
@@ -25,6 +24,7 @@ from foldkit_agent.edge.hosts import HostPolicy
 from foldkit_agent.edge.limits import PREAUTH_DRAIN
 from foldkit_agent.edge.wire import WireError, loads_strict
 from tests.support.asgi import exchange
+from tests.support.raw_http import post, write_all_then_read
 from tests.support.serving import served
 
 LIMIT = 1024
@@ -62,13 +62,13 @@ ANY_ROUTE = Rules()
 
 
 def guarded(
-    rules: Rules = ANY_ROUTE, *, refusals: list[tuple[Rules, WireError]] | None = None
+    rules: Rules = ANY_ROUTE, *, refusals: list[tuple[Rules, WireError, bool]] | None = None
 ) -> tuple[EdgeGuard, Inner]:
     inner = Inner()
 
-    async def on_refusal(_scope: Scope, r: Rules, err: WireError) -> None:
+    async def on_refusal(_scope: Scope, r: Rules, err: WireError, authenticated: bool) -> None:
         if refusals is not None:
-            refusals.append((r, err))
+            refusals.append((r, err, authenticated))
 
     guard = EdgeGuard(
         inner,
@@ -270,7 +270,7 @@ async def test_a_declared_length_over_the_limit_is_413_before_reading(
     body = b"[" + b"0," * (3 * LIMIT) + b"0]"
     r = await exchange(guard, headers={**JSON, "content-length": str(len(body))}, chunks=[body])
     assert r.status == 413
-    assert r.json()["error"]["message"] == "The body is larger than the 1,024-byte limit."
+    assert r.json()["error"]["message"] == "The body is larger than the 1024-byte limit."
     assert r.bytes_read == 0  # over twice the limit: not drained either
     assert parses == []
 
@@ -354,22 +354,22 @@ async def test_a_route_without_body_rules_and_a_get_skip_steps_4_and_5(
 
 
 async def test_every_refusal_is_reported_once_with_the_routes_rules() -> None:
-    refusals: list[tuple[Rules, WireError]] = []
+    refusals: list[tuple[Rules, WireError, bool]] = []
     rules = Rules(capability="create_todo")
     guard, _inner = guarded(rules, refusals=refusals)
     await exchange(guard, headers={**JSON, "host": "evil.example"}, chunks=[b"{}"])
     await exchange(guard, headers={**JSON, "authorization": "x"}, chunks=[b"{}"])
     await exchange(guard, headers=JSON, chunks=[b'{"title": 1e400}'])
     await exchange(guard, headers=JSON, chunks=[b'{"title": "ok"}'])
-    assert [(r.capability, e.status, e.code) for r, e in refusals] == [
-        ("create_todo", 421, "host"),
-        ("create_todo", 401, "unauthenticated"),
-        ("create_todo", 400, "malformed"),
+    assert [(r.capability, e.status, e.code, known) for r, e, known in refusals] == [
+        ("create_todo", 421, "host", False),
+        ("create_todo", 401, "unauthenticated", False),
+        ("create_todo", 400, "malformed", True),
     ]
 
 
 async def test_a_failing_refusal_hook_does_not_stop_the_answer() -> None:
-    async def broken(_scope: Scope, _rules: Rules, _err: WireError) -> None:
+    async def broken(_scope: Scope, _rules: Rules, _err: WireError, _known: bool) -> None:
         raise RuntimeError("audit down")
 
     guard = EdgeGuard(
@@ -397,26 +397,6 @@ def test_a_limit_under_two_bytes_is_a_mistake() -> None:
 # -- over real sockets ----------------------------------------------------------------------------
 
 
-def _raw_exchange(port: int, head: bytes, body: bytes) -> bytes:
-    """Write the whole request (head and body) before reading anything, as curl does."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        try:
-            sock.sendall(head + body)
-        except OSError as exc:  # reset (or broken pipe) while still writing
-            return f"RESET {exc}".encode()
-        answer = b""
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except OSError as exc:
-                return answer + f" RESET {exc}".encode()
-            if not chunk:
-                return answer
-            answer += chunk
-            if b"\r\n\r\n" in answer and answer.endswith(b"}"):
-                return answer
-
-
 BIG = 4 * 1024 * 1024  # the MCP limit: more than the kernel buffers while nobody reads
 
 
@@ -437,9 +417,8 @@ async def test_a_client_that_writes_its_whole_body_first_reads_the_refusal(
     async with served(Starlette(routes=[Mount("/", app=guard)])) as url:
         port = int(url.rsplit(":", 1)[1])
         body = b'"' + b"x" * (size - 2) + b'"'
-        head = (
-            f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Authorization: {token}\r\nContent-Length: {len(body)}\r\n\r\n"
-        ).encode()
-        answer = await anyio.to_thread.run_sync(_raw_exchange, port, head, body)
+        headers = {"Content-Type": "application/json", "Authorization": token}
+        answer = await anyio.to_thread.run_sync(
+            write_all_then_read, port, post("/", port, headers, body)
+        )
     assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]

@@ -106,13 +106,13 @@ async def test_a2a_refuses_foreign_host_and_origin(header: str, value: str, stat
 
 async def test_http_surface_refuses_foreign_host_and_cross_site_origin() -> None:
     async with environment() as env:
-        for headers in (
-            {"host": "evil.example"},
-            {"origin": "http://evil.example"},
-            {"sec-fetch-site": "cross-site"},
+        for headers, status in (
+            ({"host": "evil.example"}, 421),
+            ({"origin": "http://evil.example"}, 403),
+            ({"sec-fetch-site": "cross-site"}, 403),
         ):
             r = await env.invoke("create_todo", {"title": "a"}, headers=headers)
-            assert r.status_code == 403, headers
+            assert r.status_code == status, headers
         assert env.running.applied == 0
 
 
@@ -216,7 +216,12 @@ async def test_mcp_principal_from_arguments_or_meta_is_ignored_f18() -> None:
         assert "bob may not delete" in meta_result["message"]
         assert anonymous_meta.status_code == 401
         assert len(running.model().todos) == 1
-        assert [e.principal for e in rt.audit.entries()] == ["bob", "bob"]
+        # the anonymous call is refused at the edge and audited with no principal, not "alice"
+        assert [(e.principal, e.decision) for e in rt.audit.entries()] == [
+            ("bob", "refused"),
+            ("bob", "refused"),
+            (None, "refused"),
+        ]
 
 
 async def test_a2a_principal_from_metadata_is_ignored_f18() -> None:
@@ -271,7 +276,10 @@ async def test_csrf_token_must_belong_to_the_callers_session() -> None:
         )
         assert cross.status_code == 403
         assert env.running.applied == 0
-        assert env.audit.entries() == []
+        # five edge refusals of create_todo, none with a principal, none dispatched
+        refusals = {(e.capability, e.principal, e.decision) for e in env.audit.entries()}
+        assert refusals == {("create_todo", None, "refused")}
+        assert len(env.audit.entries()) == 5
 
 
 # -- secrets in the audit and the logs --------------------------------------------------------

@@ -40,16 +40,11 @@ DEMO_TOKENS: dict[str, tuple[str, list[str]]] = {
 
 
 def _verifier() -> Any:
-    from mcp.server.auth.provider import AccessToken
-
     from ..adapters.mcp import StaticTokenVerifier
+    from ..edge.tokens import Grant, TokenTable
 
-    return StaticTokenVerifier(
-        {
-            token: AccessToken(token=token, client_id="foldkit-demo", scopes=scopes, subject=who)
-            for token, (who, scopes) in DEMO_TOKENS.items()
-        }
-    )
+    grants = {token: Grant(who, tuple(scopes)) for token, (who, scopes) in DEMO_TOKENS.items()}
+    return StaticTokenVerifier(TokenTable(grants))
 
 
 def _example_root() -> Path:

@@ -33,6 +33,8 @@ from starlette.types import Receive, Scope, Send
 from .. import __version__
 from ..audit.log import AuditSink, AuditSinkError
 from ..contract.declare import AgentDefinition
+from ..edge.hosts import LOOPBACK_HOSTS
+from ..edge.tokens import Grant, TokenTable
 from ..runtime.bound import AgentRuntime
 from . import Command, app
 from .audit_option import AUDIT_HELP, attach_audit, open_sink
@@ -162,8 +164,6 @@ def combine(apps: Sequence[Starlette]) -> Starlette:
     return Starlette(routes=[Mount("/", app=dispatch)], lifespan=lifespan)
 
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
 EXTRAS = {"mcp": "mcp", "mcp_types": "mcp", "a2a": "a2a", "sse_starlette": "web", "google": "a2a"}
 """Which extra installs a module an adapter imports (for a one-line hint when it is missing)."""
 
@@ -218,24 +218,20 @@ def http_parts(
     calls carry no principal. ``native_tokens`` mounts the endpoint generated Agent Native
     actions call (``native_app``) at ``/native``, for servers sending one of those bearer
     tokens. ``allowed_hosts`` (for a non-loopback ``host``) are the host names every adapter
-    accepts in ``Host``/``Origin`` besides the loopback names.
+    accepts in ``Host``/``Origin`` besides the loopback names (one
+    :class:`~foldkit_agent.edge.HostPolicy` each, built from the same names). MCP and A2A look
+    tokens up in one shared :class:`~foldkit_agent.edge.TokenTable`.
     """
     parts: list[HttpPart] = []
+    table = (
+        TokenTable({t: Grant(who, tuple(scopes)) for t, (who, scopes) in tokens.items()})
+        if tokens
+        else None
+    )
     if mcp:
-        from ..adapters.mcp import http_app
+        from ..adapters.mcp import StaticTokenVerifier, http_app
 
-        verifier = None
-        if tokens:
-            from mcp.server.auth.provider import AccessToken
-
-            from ..adapters.mcp import StaticTokenVerifier
-
-            verifier = StaticTokenVerifier(
-                {
-                    t: AccessToken(token=t, client_id="foldkit-agent-cli", scopes=s, subject=who)
-                    for t, (who, s) in tokens.items()
-                }
-            )
+        verifier = None if table is None else StaticTokenVerifier(table)
 
         def mcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
             return http_app(
@@ -252,27 +248,22 @@ def http_parts(
         from ..adapters.web.webmcp import webmcp_app
 
         def webmcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
-            if allowed_hosts is None:
-                return webmcp_app(rt, title=name)  # the surface's loopback default
-            return webmcp_app(rt, title=name, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
+            return webmcp_app(rt, title=name, allowed_hosts=allowed_hosts)
 
         parts.append(webmcp_part)
     if native_tokens:
         from ..adapters.native import native_app
 
         def native_part(rt: AgentRuntime[Any, Any]) -> Starlette:
-            hosts = None if allowed_hosts is None else [*LOOPBACK_HOSTS, *allowed_hosts]
-            if hosts is None:
-                return native_app(rt, service_tokens=list(native_tokens), path="/native")
             return native_app(
-                rt, service_tokens=list(native_tokens), path="/native", allowed_hosts=hosts
+                rt, service_tokens=list(native_tokens), path="/native", allowed_hosts=allowed_hosts
             )
 
         parts.append(native_part)
     if a2a:
         from ..adapters.a2a import BearerTokenBackend, a2a_app
 
-        backend = BearerTokenBackend(tokens, required=True) if tokens else None
+        backend = None if table is None else BearerTokenBackend(table, required=True)
 
         def a2a_part(rt: AgentRuntime[Any, Any]) -> Starlette:
             return a2a_app(
@@ -281,7 +272,7 @@ def http_parts(
                 version=__version__,
                 base_url=base_url,
                 authentication=backend,
-                allowed_hosts=None if allowed_hosts is None else [*LOOPBACK_HOSTS, *allowed_hosts],
+                allowed_hosts=allowed_hosts,
             )
 
         parts.append(a2a_part)

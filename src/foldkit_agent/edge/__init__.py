@@ -20,7 +20,9 @@ from .guard import (
     Authenticate,
     EdgeGuard,
     Rules,
+    jsonrpc_or_plain,
     plain_error,
+    route_path,
 )
 from .hosts import LOOPBACK_HOSTS, HostPolicy, parse_host, parse_origin
 from .limits import PREAUTH_DRAIN
@@ -35,7 +37,6 @@ from .tokens import Grant, TokenTable, bearer_token
 from .wire import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_ITEMS,
-    JsonBodyGuard,
     WireError,
     is_json_content_type,
     jsonrpc_code,
@@ -55,7 +56,6 @@ __all__ = [
     "EdgeGuard",
     "Grant",
     "HostPolicy",
-    "JsonBodyGuard",
     "Rules",
     "RuntimeUnavailableError",
     "TokenTable",
@@ -66,11 +66,13 @@ __all__ = [
     "check_target",
     "is_json_content_type",
     "jsonrpc_code",
+    "jsonrpc_or_plain",
     "jsonrpc_problem",
     "loads_strict",
     "parse_host",
     "parse_origin",
     "plain_error",
     "resolve_runtime",
+    "route_path",
     "static_runtime",
 ]

@@ -65,6 +65,7 @@ from .wire import (
     DEFAULT_MAX_ITEMS,
     WireError,
     is_json_content_type,
+    jsonrpc_code,
     jsonrpc_problem,
     loads_strict,
 )
@@ -80,7 +81,9 @@ __all__ = [
     "OriginRule",
     "Render",
     "Rules",
+    "jsonrpc_or_plain",
     "plain_error",
+    "route_path",
 ]
 
 _log = logging.getLogger("foldkit_agent.edge")
@@ -117,6 +120,8 @@ class Rules:
         empty_ok: an empty body is accepted (``scope[BODY_KEY]`` is then absent).
         capability: the capability the request names outside its body (a URL path, an
             ``Mcp-Name`` header), reported to ``on_refusal`` for the audit.
+        public: step 3 is skipped (a public document such as the A2A card or OAuth
+            metadata); steps 1 and 2 still apply.
     """
 
     origin: OriginRule = "api"
@@ -124,6 +129,7 @@ class Rules:
     jsonrpc: bool = False
     empty_ok: bool = False
     capability: str | None = None
+    public: bool = False
 
 
 Classify = Callable[[Scope], Rules]
@@ -136,17 +142,37 @@ refusal. It may read headers and cookies, never the body."""
 Render = Callable[[Scope, Rules, WireError], Response]
 """The answer to a refusal in the route's own error shape."""
 
-OnRefusal = Callable[[Scope, Rules, WireError], Awaitable[None]]
-"""Called once for every refused request, before it is answered (to audit it)."""
+OnRefusal = Callable[[Scope, Rules, WireError, bool], Awaitable[None]]
+"""``(scope, rules, refusal, passed_step_3)``: called once for every refused request, before it
+is answered (to audit it). ``passed_step_3`` is false for a refusal at steps 1 to 3: the caller
+is not known, so it must cost O(1) (no per-caller lookup, no application code)."""
 
 _NOT_JSON_TYPE = "Send a JSON body (Content-Type: application/json)."
 _NOT_A_NUMBER = "The Content-Length is not a number."
 _EMPTY = "The body is empty."
+_NO_BODY: Any = object()
+
+
+def route_path(scope: Scope) -> str:
+    """The request path relative to the app (``root_path`` removed, as Starlette routes it)."""
+    path = str(scope.get("path", ""))
+    root = str(scope.get("root_path", ""))
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def plain_error(_scope: Scope, _rules: Rules, err: WireError) -> Response:
     """``{"error": {"code", "status", "message"}}`` with the refusal's status (and headers)."""
     body = {"error": {"code": err.status, "status": err.code, "message": err.text}}
+    return JSONResponse(body, status_code=err.status, headers=err.headers)
+
+
+def jsonrpc_or_plain(scope: Scope, rules: Rules, err: WireError) -> Response:
+    """A JSON-RPC error object (``id: null``; ``-32700`` for a body that does not parse,
+    ``-32602``/``-32600`` otherwise) on JSON-RPC routes, else :func:`plain_error`."""
+    if not rules.jsonrpc:
+        return plain_error(scope, rules, err)
+    error = {"code": jsonrpc_code(err), "message": err.text}
+    body = {"jsonrpc": "2.0", "id": None, "error": error}
     return JSONResponse(body, status_code=err.status, headers=err.headers)
 
 
@@ -167,7 +193,7 @@ class EdgeGuard:
         classify: ``(scope) -> Rules``, or one :class:`Rules` for every route.
         render: the answer to a refusal in the route's shape (default :func:`plain_error`).
         authenticate: step 3, or ``None`` when the routes take anonymous callers.
-        on_refusal: told of every refusal after step 1 (exceptions are logged, not raised).
+        on_refusal: told of every refusal (exceptions are logged, not raised).
         allowed_origins: origins (``"https://app.example"``) accepted on ``"page"`` routes
             besides the page's own.
         max_body: largest body accepted, in bytes.
@@ -234,7 +260,7 @@ class EdgeGuard:
 
     def _too_large(self) -> WireError:
         return WireError(
-            413, "too-large", f"The body is larger than the {self.max_body:,}-byte limit."
+            413, "too-large", f"The body is larger than the {self.max_body}-byte limit."
         )
 
     def _declared(self, headers: Headers) -> WireError | None:
@@ -251,8 +277,9 @@ class EdgeGuard:
     def _parse(self, data: bytes, rules: Rules) -> Any:
         if not data.strip():
             if rules.empty_ok:
-                return None
-            raise WireError(400, "malformed", _EMPTY)
+                return _NO_BODY
+            problem = jsonrpc_problem(None) if rules.jsonrpc else None
+            raise problem or WireError(400, "malformed", _EMPTY)
         value = loads_strict(data, max_depth=self.max_depth, max_items=self.max_items)
         if rules.jsonrpc:
             problem = jsonrpc_problem(value)
@@ -267,20 +294,20 @@ class EdgeGuard:
         scope: Scope,
         receive: Receive,
         send: Send,
-        rules: Rules,
-        err: WireError,
+        refused: _Refused,
         body: Body,
-        budget: int,
     ) -> None:
+        rules, err = refused.rules, refused.err
         if self.on_refusal is not None:
             try:
-                await self.on_refusal(scope, rules, err)
+                await self.on_refusal(scope, rules, err, refused.authenticated)
             except Exception:
                 _log.warning("recording a refused request failed", exc_info=True)
         if err.code == "host":
             response: Response = JSONResponse(HOST_REFUSAL, status_code=HOST_STATUS)
         else:
             response = self.render(scope, rules, err)
+        budget = 2 * self.max_body if refused.authenticated else PREAUTH_DRAIN
         reusable = scope.get("method") not in BODY_METHODS or await drain(
             receive, Headers(scope=scope), body, budget
         )
@@ -289,29 +316,29 @@ class EdgeGuard:
         await response(scope, receive, send)
 
     async def _check(self, scope: Scope, receive: Receive, body: Body) -> tuple[Rules, Any]:
-        """Run the five steps; the request's rules and its parsed body (``None``: none)."""
+        """Run the five steps; the request's rules and its parsed body (or ``_NO_BODY``)."""
         headers = Headers(scope=scope)
         rules = self.classify(scope)
         if not self.hosts.allows(headers.get("host")):
-            raise _Refused(rules, WireError(HOST_STATUS, "host", HOST_TEXT), PREAUTH_DRAIN)
+            raise _Refused(rules, WireError(HOST_STATUS, "host", HOST_TEXT), authenticated=False)
         refused = self._origin(scope, headers, rules)
-        if refused is None and self.authenticate is not None:
+        if refused is None and self.authenticate is not None and not rules.public:
             refused = await self.authenticate(scope, rules)
         if refused is not None:
-            raise _Refused(rules, refused, PREAUTH_DRAIN)
+            raise _Refused(rules, refused, authenticated=False)
         if not rules.body or scope.get("method") not in BODY_METHODS:
-            return rules, None
+            return rules, _NO_BODY
         refused = self._declared(headers)
         if refused is None and not await read_capped(receive, self.max_body, body):
             refused = self._too_large()
         if refused is not None:
-            raise _Refused(rules, refused, 2 * self.max_body)
+            raise _Refused(rules, refused, authenticated=True)
         if body.trailing is not None:
-            return rules, None
+            return rules, _NO_BODY
         try:
             return rules, self._parse(bytes(body.data), rules)
         except WireError as err:
-            raise _Refused(rules, err, 2 * self.max_body) from None
+            raise _Refused(rules, err, authenticated=True) from None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -321,26 +348,24 @@ class EdgeGuard:
         try:
             rules, value = await self._check(scope, receive, body)
         except _Refused as refused:
-            await self._refuse(
-                scope, receive, send, refused.rules, refused.err, body, refused.budget
-            )
+            await self._refuse(scope, receive, send, refused, body)
             return
         if not rules.body or scope.get("method") not in BODY_METHODS:
             await self.app(scope, receive, send)
             return
         if body.trailing is not None:
             return  # the client went away before its body ended: nobody to answer
-        if value is not None:
+        if value is not _NO_BODY:
             scope[BODY_KEY] = value
         await self.app(scope, _replay(body, receive), send)
 
 
 class _Refused(Exception):
-    def __init__(self, rules: Rules, err: WireError, budget: int) -> None:
+    def __init__(self, rules: Rules, err: WireError, *, authenticated: bool) -> None:
         super().__init__(err.text)
         self.rules = rules
         self.err = err
-        self.budget = budget
+        self.authenticated = authenticated
 
 
 def _always(rules: Rules) -> Classify:

@@ -130,6 +130,8 @@ class HostPolicy:
     Args:
         allowed_hosts: names accepted besides the loopback names, any port (a single string
             is one name); ``"*"`` accepts any well-formed host. ``None`` means loopback only.
+        also: names the adapter itself serves under (A2A's ``base_url`` host, say).
+        also: names the adapter itself serves under (A2A's ``base_url`` host, say).
 
     Raises:
         ValueError: an entry that is not a host name or IP address (say one with a port).
@@ -143,7 +145,9 @@ class HostPolicy:
 
     __slots__ = ("any", "names")
 
-    def __init__(self, allowed_hosts: Iterable[str] | str | None = None) -> None:
+    def __init__(
+        self, allowed_hosts: Iterable[str] | str | None = None, *, also: Iterable[str] = ()
+    ) -> None:
         extra: tuple[str, ...] = (
             ()
             if allowed_hosts is None
@@ -151,6 +155,7 @@ class HostPolicy:
             if isinstance(allowed_hosts, str)
             else tuple(allowed_hosts)
         )
+        extra += tuple(also)
         self.any = "*" in (e.strip() for e in extra)
         names = {*LOOPBACK_HOSTS}
         names.update(_normal_name(e) for e in extra if e.strip() != "*")

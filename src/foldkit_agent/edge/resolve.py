@@ -29,6 +29,7 @@ __all__ = [
     "audit_refusal",
     "check_target",
     "resolve_runtime",
+    "settle",
     "static_runtime",
 ]
 
@@ -50,6 +51,14 @@ class RuntimeUnavailableError(Exception):
 
     def __init__(self) -> None:
         super().__init__(UNAVAILABLE_TEXT)
+
+
+async def settle(value: Any) -> Any:
+    """``value``, awaited first when it is awaitable: what a hook that may be sync or async
+    returned."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
 
 
 def check_target(target: object, adapter: str) -> None:
@@ -90,9 +99,7 @@ async def resolve_runtime(
     if isinstance(target, AgentRuntime):
         return cast("AgentRuntime[Any, Any]", target)
     try:
-        got: Any = target(ctx)
-        if inspect.isawaitable(got):
-            got = await got
+        got: Any = await settle(target(ctx))
     except passthrough:
         raise
     except Exception as exc:

@@ -1,43 +1,32 @@
-"""Guards for what arrives off the wire: strict JSON, bounded bodies, allowed hosts.
+"""The one strict JSON parser every route uses, and the JSON-RPC shape checks.
 
-Every HTTP adapter reads request bodies through these before a protocol SDK sees them, so a
-hostile body is refused the same way everywhere and never reaches a capability:
+The edge guard (:mod:`.guard`) parses every request body with it before a protocol SDK sees
+the body, and MCP's stdio transport parses every line with it, so a hostile body is refused
+the same way everywhere and never reaches a capability:
 
 * :func:`loads_strict` parses JSON text the strict way: UTF-8 only, no duplicate object keys
   (parsers disagree on which one wins), no ``NaN``/``Infinity`` literals and no number that
   overflows to infinity (``1e400``), no lone UTF-16 surrogates (``"\\ud800"`` cannot be
   stored or re-encoded as UTF-8), at most :data:`DEFAULT_MAX_DEPTH` levels of nesting and at
   most :data:`DEFAULT_MAX_ITEMS` values in one document.
-* :class:`JsonBodyGuard` is ASGI middleware applying it to ``POST`` bodies, with a byte limit
-  answered ``413`` and, optionally, a JSON ``Content-Type`` (``415``) and ``Host``/``Origin``
-  allow-lists (``421``/``403``, against DNS rebinding and cross-site pages).
+* :func:`jsonrpc_problem` says why a parsed value is not one JSON-RPC 2.0 message.
 
-Example::
-
-    app = Starlette(routes=..., middleware=[
-        Middleware(JsonBodyGuard, max_body=1 << 20, jsonrpc_paths={"/rpc"}),
-    ])
+Example:
+    >>> loads_strict(b'{"title": 1e400}')
+    Traceback (most recent call last):
+    WireError: The body holds a number too large to represent (it overflows to infinity).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections import deque
-from collections.abc import Callable, Iterable
 from typing import Any, Final, cast
-
-from starlette.datastructures import Headers
-from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from .hosts import LOOPBACK_HOSTS
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_ITEMS",
-    "LOOPBACK_HOSTS",
-    "JsonBodyGuard",
+    "MAX_DIGITS",
     "WireError",
     "is_json_content_type",
     "jsonrpc_code",
@@ -253,162 +242,3 @@ def is_json_content_type(content_type: str | None) -> bool:
     return mime == "application/json" or (
         mime.startswith("application/") and mime.endswith("+json")
     )
-
-
-def _host_name(value: str) -> str:
-    value = value.strip().lower()
-    if value.startswith("["):
-        end = value.find("]")
-        return value[1:end] if end > 0 else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-def _origin_host(origin: str) -> str | None:
-    scheme, sep, rest = origin.strip().lower().partition("://")
-    if not sep or scheme not in ("http", "https"):
-        return None
-    return _host_name(rest.split("/", 1)[0])
-
-
-Render = Callable[[Scope, WireError], Response]
-
-
-def _jsonrpc_error(_scope: Scope, err: WireError) -> Response:
-    code = jsonrpc_code(err)
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": err.text}}
-    return JSONResponse(body, status_code=err.status)
-
-
-def _plain_error(_scope: Scope, err: WireError) -> Response:
-    body = {"error": {"code": err.status, "status": err.code, "message": err.text}}
-    return JSONResponse(body, status_code=err.status)
-
-
-class JsonBodyGuard:
-    """ASGI middleware: refuse hostile requests before the application reads them.
-
-    For every HTTP request: when ``allowed_hosts`` is given, the ``Host`` must name one of them
-    (any port; else 421) and an ``Origin``, when sent, must too (else 403). For ``POST``: the
-    body is read up to ``max_body`` bytes (a larger declared or streamed body is 413), must
-    carry a JSON ``Content-Type`` when ``require_json`` (else 415), and must pass
-    :func:`loads_strict` (else 400). The body is then replayed to the application unchanged.
-
-    Refusals are JSON: a JSON-RPC error object (``id: null``; ``-32700`` for a body that does
-    not parse, ``-32600`` otherwise) for paths in ``jsonrpc_paths`` (or every path when it is
-    ``None``), else ``{"error": {"code", "status", "message"}}``.
-
-    Args:
-        app: the ASGI application to protect.
-        max_body: the largest accepted body, in bytes.
-        jsonrpc_paths: paths answered with JSON-RPC errors; ``None`` means all.
-        require_json: refuse ``POST`` bodies without a JSON content type.
-        allowed_hosts: accepted host names (``"*"`` accepts any); ``None`` skips the check.
-        max_depth: deepest nesting accepted.
-    """
-
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        max_body: int,
-        jsonrpc_paths: Iterable[str] | None = None,
-        require_json: bool = False,
-        allowed_hosts: Iterable[str] | None = None,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-    ) -> None:
-        if max_body < 2:
-            raise ValueError("max_body must be at least 2 bytes")
-        self.app = app
-        self.max_body = max_body
-        self.jsonrpc_paths = None if jsonrpc_paths is None else frozenset(jsonrpc_paths)
-        self.require_json = require_json
-        hosts = None if allowed_hosts is None else {h.lower().strip("[]") for h in allowed_hosts}
-        self.allowed_hosts = None if hosts is None or "*" in hosts else frozenset(hosts)
-        self.max_depth = max_depth
-
-    def _render(self, scope: Scope, err: WireError) -> Response:
-        path = scope.get("path", "")
-        if self.jsonrpc_paths is None or path in self.jsonrpc_paths:
-            return _jsonrpc_error(scope, err)
-        return _plain_error(scope, err)
-
-    def _refusal(self, scope: Scope, headers: Headers) -> WireError | None:
-        if self.allowed_hosts is not None:
-            host = headers.get("host")
-            if host is not None and _host_name(host) not in self.allowed_hosts:
-                return WireError(421, "host", "This server does not answer for that host name.")
-            origin = headers.get("origin")
-            if origin is not None and _origin_host(origin) not in self.allowed_hosts:
-                return WireError(403, "origin", "Calls from that origin are not accepted.")
-        if scope.get("method") != "POST":
-            return None
-        if self.require_json and not is_json_content_type(headers.get("content-type")):
-            return WireError(
-                415, "content-type", "Send a JSON body (Content-Type: application/json)."
-            )
-        declared = headers.get("content-length")
-        if declared is not None:
-            try:
-                size = int(declared)
-            except ValueError:
-                return WireError(400, "malformed", "The Content-Length is not a number.")
-            if size > self.max_body:
-                return self._too_large()
-        return None
-
-    def _too_large(self) -> WireError:
-        return WireError(
-            413, "too-large", f"The body is larger than the {self.max_body}-byte limit."
-        )
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = Headers(scope=scope)
-        refused = self._refusal(scope, headers)
-        if refused is not None:
-            await self._render(scope, refused)(scope, receive, send)
-            return
-        if scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
-        body = bytearray()
-        trailing: Message | None = None
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                trailing = message  # the client went away before the body ended
-                break
-            body += message.get("body", b"")
-            if len(body) > self.max_body:
-                await self._render(scope, self._too_large())(scope, receive, send)
-                return
-            if not message.get("more_body", False):
-                break
-        if trailing is None:
-            jsonrpc = self.jsonrpc_paths is None or scope.get("path", "") in self.jsonrpc_paths
-            try:
-                if not body.strip():
-                    raise WireError(
-                        400, "malformed", _NOT_JSONRPC if jsonrpc else "The body is empty."
-                    )
-                value = loads_strict(bytes(body), max_depth=self.max_depth)
-                problem = jsonrpc_problem(value) if jsonrpc else None
-                if problem is not None:
-                    raise problem
-            except WireError as err:
-                await self._render(scope, err)(scope, receive, send)
-                return
-        replay: deque[Message] = deque(
-            [{"type": "http.request", "body": bytes(body), "more_body": False}]
-        )
-        if trailing is not None:
-            replay.append(trailing)
-
-        async def replayed() -> Message:
-            if replay:
-                return replay.popleft()
-            return await receive()
-
-        await self.app(scope, replayed, send)

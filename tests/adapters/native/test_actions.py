@@ -378,7 +378,9 @@ async def test_forged_caller_without_service_token_is_refused(
         assert body["structuredContent"]["status"] == "rejected"
     assert runtime.context()["todos"] == []
     assert runtime.audit is not None
-    assert runtime.audit.entries() == []
+    # refused at the edge: audited as refusals of the capability named, with no principal
+    refusals = [(e.capability, e.principal, e.decision, e.outcome) for e in runtime.audit.entries()]
+    assert refusals == [("create_todo", None, "refused", "AgentAuthorizationError")] * 2
 
 
 async def test_service_caller_reaches_the_runtime_with_its_principal(

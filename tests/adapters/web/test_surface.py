@@ -22,10 +22,12 @@ from foldkit_agent.adapters.web.surface import (
     CsrfTokens,
     agent_surface,
 )
+from foldkit_agent.edge import HOST_REFUSAL
 from tests.support.web_serving import serve
 from tests.support.web_surface import (
     BASE,
     CSRF,
+    SECRET,
     SERVICE_TOKEN,
     Env,
     environment,
@@ -152,7 +154,9 @@ async def test_csrf_missing_or_wrong_is_403_and_nothing_dispatched(
     assert body["isError"] is True
     assert body["structuredContent"]["error"] == "csrf"
     assert env.running.applied == applied
-    assert env.audit.entries() == []
+    # refused at the edge: one audit entry for the capability named, with no principal
+    refusals = [(e.capability, e.principal, e.decision, e.outcome) for e in env.audit.entries()]
+    assert refusals == [("create_todo", None, "refused", "AgentAuthorizationError")]
 
 
 async def test_session_endpoint_hands_out_the_session_bound_token(env: Env) -> None:
@@ -224,9 +228,10 @@ async def test_same_origin_and_allowed_origins_pass() -> None:
 async def test_foreign_host_names_are_refused_everywhere(env: Env) -> None:
     for path in ("/agent/capabilities", "/agent/context", "/agent/session", "/agent/events"):
         r = await env.client.get(path, headers={"host": "attacker.example"})
-        assert r.status_code == 403, path
+        assert r.status_code == 421, path
+        assert r.json() == HOST_REFUSAL
     r = await env.invoke("create_todo", {"title": "x"}, headers={"host": "attacker.example:80"})
-    assert r.status_code == 403
+    assert r.status_code == 421
     assert env.running.model().todos == ()
 
 
@@ -456,3 +461,31 @@ async def test_a_caller_that_disconnects_aborts_its_invocation(env: Env) -> None
     entry = env.audit.entries()[-1]
     assert (entry.decision, entry.outcome) == ("unknown", "AgentCancelledError")
     assert env.rt.pending() == 0
+
+
+async def test_an_edge_refusal_runs_resolve_only_once_the_caller_is_known() -> None:
+    """Before authentication no application code runs: not even ``resolve(request)``."""
+    async with run_todo() as (_running, rt):
+        calls: list[str] = []
+
+        def resolve(request: Request) -> AgentRuntime[Any, Any]:
+            calls.append(request.url.path)
+            return rt
+
+        surface = agent_surface(resolve, csrf_secret=SECRET, session_of=lambda _r: "s-demo")
+        app = Starlette(routes=[Mount("/agent", app=surface)])
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
+            anonymous = await c.post("/agent/invoke/create_todo", json={"title": "Milk"})
+            assert anonymous.status_code == 403  # no CSRF token: refused at step 3
+            assert calls == []
+            overflow = await c.post(
+                "/agent/invoke/create_todo",
+                content=b'{"title": 1e400}',
+                headers={"content-type": "application/json", CSRF_HEADER: CSRF.token_for("s-demo")},
+            )
+            assert overflow.status_code == 400  # step 5, for a known caller: audited
+            assert calls == ["/agent/invoke/create_todo"]
+        assert rt.audit is not None
+        assert [(e.capability, e.outcome) for e in rt.audit.entries()] == [
+            ("create_todo", "AgentInvalidInputError")
+        ]

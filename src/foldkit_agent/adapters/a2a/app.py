@@ -34,17 +34,15 @@ anything unexpected                task ``FAILED`` with a generic text (never ex
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import (
     AsyncGenerator,
-    Awaitable,
     Callable,
     Iterable,
     Sequence,
 )
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 from a2a.server.context import ServerCallContext
@@ -64,17 +62,21 @@ from starlette.authentication import (
     AuthenticationBackend,
 )
 from starlette.middleware import Middleware
-from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Scope
 
 from ...contract.declare import Capability
-from ...edge.wire import LOOPBACK_HOSTS, JsonBodyGuard
+from ...edge.guard import EdgeGuard, Rules, route_path
+from ...edge.hosts import HostPolicy
+from ...edge.resolve import check_target, resolve_runtime, static_runtime
+from ...edge.wire import DEFAULT_MAX_ITEMS
 from ...runtime.bound import AgentRuntime
 from .auth import (
     ContextBuilder,
-    auth_error,
+    authenticate_step,
+    render_refusal,
 )
 from .card import (
     CARD_PATH,
@@ -109,38 +111,16 @@ RuntimeTarget = AgentRuntime[Any, Any] | Callable[[ServerCallContext], Any]
 """An :class:`AgentRuntime`, or ``resolve(call_context) -> AgentRuntime`` (sync or async)."""
 
 
-def _hosts(allowed_hosts: Iterable[str] | None, base_url: str) -> tuple[str, ...]:
-    if allowed_hosts is None:
-        return (*LOOPBACK_HOSTS, urlsplit(base_url).hostname or "127.0.0.1")
-    hosts: tuple[Any, ...] = (
-        (allowed_hosts,) if isinstance(allowed_hosts, str) else tuple(allowed_hosts)
-    )
-    if not hosts or not all(isinstance(h, str) and h.strip() for h in hosts):
-        raise ValueError('allowed_hosts must name at least one host (or be ["*"])')
-    return hosts
+def _classify(scope: Scope) -> Rules:
+    path = route_path(scope)
+    if path == CARD_PATH:
+        return _CARD
+    return _RPC if path == JSONRPC_PATH else _REST
 
 
-def _resolver(
-    target: RuntimeTarget,
-) -> Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]]:
-    if isinstance(target, AgentRuntime):
-        runtime = cast(AgentRuntime[Any, Any], target)
-
-        async def fixed(_ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
-            return runtime
-
-        return fixed
-    resolve = target
-
-    async def resolved(ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
-        rt = resolve(ctx)
-        if inspect.isawaitable(rt):
-            rt = await rt
-        if not isinstance(rt, AgentRuntime):
-            raise TypeError("resolve(call_context) must return an AgentRuntime")
-        return cast(AgentRuntime[Any, Any], rt)
-
-    return resolved
+_CARD = Rules(origin="api", body=False)
+_RPC = Rules(origin="api", jsonrpc=True)
+_REST = Rules(origin="api")
 
 
 def a2a_app(
@@ -153,7 +133,8 @@ def a2a_app(
     description: str | None = None,
     security_scheme: SecurityScheme | None = None,
     max_body: int = DEFAULT_MAX_BODY,
-    allowed_hosts: Iterable[str] | None = None,
+    allowed_hosts: Iterable[str] | str | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Starlette:
     """Serve a bound runtime over A2A 1.0 (JSON-RPC and HTTP+JSON) as a Starlette app.
 
@@ -179,12 +160,16 @@ def a2a_app(
         max_body: the largest request body in bytes (default 1 MiB); larger is HTTP 413.
             Every ``POST`` must be JSON (else 415) and parse strictly
             (:func:`foldkit_agent.edge.wire.loads_strict`; else 400), before the SDK reads it.
-        allowed_hosts: host names (or IP addresses) the ``Host`` (and any ``Origin``) header
-            may name, any port, against DNS rebinding (421/403 otherwise). Default: the host
-            of ``base_url`` and the loopback names. An explicit list replaces that default
-            (include the loopback names if local clients should still work); ``["*"]``
-            accepts any host and origin, which is safe only behind a proxy that checks
-            ``Host``.
+        allowed_hosts: more host names (or IP addresses) the ``Host`` (and any ``Origin``)
+            header may name, any port, against DNS rebinding (421/403 otherwise); the host of
+            ``base_url`` and the loopback names are always accepted
+            (:class:`~foldkit_agent.edge.HostPolicy`). ``["*"]`` accepts any well-formed host
+            and origin, which is safe only behind a proxy that checks ``Host``.
+        max_items: most JSON values in one body (default 10,000).
+
+    Every request passes :class:`~foldkit_agent.edge.EdgeGuard` first: Host, Origin,
+    ``authentication`` (before any byte of the body is read), content type and length, strict
+    JSON; a refusal is answered there and reaches neither the SDK nor the runtime.
 
     Returns:
         A Starlette app with the routes listed in this module's docs, all at absolute paths
@@ -204,18 +189,26 @@ def a2a_app(
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable.
-        ValueError: ``allowed_hosts`` names no host.
+        ValueError: an ``allowed_hosts`` entry is not a host name.
 
     Example:
         >>> async with examples.todo.runtime() as rt:
         ...     app = a2a_app(rt, name="todo", version="1.0", base_url="http://127.0.0.1:8000")
         ...     await uvicorn.Server(uvicorn.Config(app, port=8000)).serve()
     """
-    target_any: Any = target
-    if not isinstance(target_any, AgentRuntime) and not callable(target_any):
-        raise TypeError("a2a_app target must be an AgentRuntime or resolve(call_context)")
-    resolve = _resolver(cast(RuntimeTarget, target_any))
-    hosts = _hosts(allowed_hosts, base_url)
+    check_target(target, "a2a_app")
+    extra = (
+        []
+        if allowed_hosts is None
+        else [allowed_hosts]
+        if isinstance(allowed_hosts, str)
+        else list(allowed_hosts)
+    )
+    hosts = HostPolicy([*extra, urlsplit(base_url).hostname or "127.0.0.1"])
+
+    async def resolve(ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
+        return await resolve_runtime(target, ctx)
+
     install_log_filter()
     scheme = security_scheme
     if authentication is not None and scheme is None:
@@ -240,7 +233,7 @@ def a2a_app(
             security_required=required,
         )
 
-    fixed = cast(AgentRuntime[Any, Any], target) if isinstance(target, AgentRuntime) else None
+    fixed = static_runtime(target)
     base_card = card_for(fixed.messages.all() if fixed is not None else [])
 
     async def extended(_card: AgentCard, ctx: ServerCallContext) -> AgentCard:
@@ -285,21 +278,23 @@ def a2a_app(
         *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=builder),
         *create_rest_routes(handler, context_builder=builder, path_prefix=REST_PREFIX),
     ]
+    step = (
+        None
+        if authentication is None
+        else authenticate_step(authentication, "Bearer" if bearer else None)
+    )
     middleware: list[Middleware] = [
         Middleware(
-            JsonBodyGuard,
+            EdgeGuard,
+            hosts=hosts,
+            classify=_classify,
             max_body=max_body,
-            jsonrpc_paths={JSONRPC_PATH},
-            require_json=True,
-            allowed_hosts=hosts,
-        )
+            render=render_refusal,
+            authenticate=step,
+            max_items=max_items,
+        ),
+        Middleware(OwnErrorText, jsonrpc_path=JSONRPC_PATH),
     ]
-    if authentication is not None:
-        on_error = auth_error("Bearer" if bearer else None)
-        middleware.append(
-            Middleware(AuthenticationMiddleware, backend=authentication, on_error=on_error)
-        )
-    middleware.append(Middleware(OwnErrorText, jsonrpc_path=JSONRPC_PATH))
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:

@@ -5,7 +5,6 @@ answer, and the call context that carries the caller to the executor.
 from __future__ import annotations
 
 from collections.abc import (
-    Callable,
     Mapping,
     Sequence,
 )
@@ -23,7 +22,12 @@ from starlette.authentication import (
 )
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Scope
 
+from ...edge.auth import UNVERIFIED_TEXT, backend_step
+from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
+from ...edge.tokens import Grant, TokenTable
+from ...edge.wire import WireError
 from .card import is_public_card
 from .errors import OWN_TEXTS_KEY
 
@@ -71,7 +75,9 @@ class BearerTokenBackend(AuthenticationBackend):
     ``required``.
 
     Args:
-        tokens: ``{token: (subject, scopes)}``.
+        tokens: ``{token: (subject, scopes)}``, or a :class:`~foldkit_agent.edge.TokenTable`
+            of :class:`~foldkit_agent.edge.Grant` (the one table ``foldkit-agent serve``
+            shares with MCP). Looked up by digest, in constant time.
         required: every request except the public Agent Card (``GET`` or ``HEAD``
             :data:`CARD_PATH`) must carry a known bearer token; without one it is answered
             401. :func:`a2a_app` then also declares the scheme in the card's top-level
@@ -87,9 +93,16 @@ class BearerTokenBackend(AuthenticationBackend):
     """
 
     def __init__(
-        self, tokens: Mapping[str, tuple[str, Sequence[str]]], *, required: bool = False
+        self,
+        tokens: Mapping[str, tuple[str, Sequence[str]]] | TokenTable[Grant],
+        *,
+        required: bool = False,
     ) -> None:
-        self._tokens = {t: (who, list(scopes)) for t, (who, scopes) in tokens.items()}
+        self._tokens: TokenTable[Grant] = (
+            tokens
+            if isinstance(tokens, TokenTable)
+            else TokenTable({t: Grant(who, tuple(scopes)) for t, (who, scopes) in tokens.items()})
+        )
         self.required = required
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
@@ -98,12 +111,10 @@ class BearerTokenBackend(AuthenticationBackend):
             if self.required and not is_public_card(conn.scope):
                 raise CredentialsRequiredError("a bearer token is required")
             return None
-        scheme, _, token = header.partition(" ")
-        found = self._tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        found = self._tokens.bearer(header)
         if found is None:
             raise AuthenticationError("unknown bearer token")
-        who, scopes = found
-        return AuthCredentials(scopes), SimpleUser(who)
+        return AuthCredentials(list(found.scopes)), SimpleUser(found.subject)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,15 +157,27 @@ def _caller(conn: HTTPConnection) -> A2ACaller | None:
     return A2ACaller(subject=subject, scopes=scopes, user=user)
 
 
-def auth_error(challenge: str | None) -> Callable[[HTTPConnection, AuthenticationError], Response]:
-    """The 401 answer for a failed authentication (never the backend's own exception text)."""
+def authenticate_step(backend: AuthenticationBackend, challenge: str | None) -> Authenticate:
+    """Step 3 of the edge guard for A2A: ``backend``, before any byte of the body is read.
+
+    A failed authentication is 401 with ``WWW-Authenticate: <challenge>`` and one of two
+    sentences of ours (never the backend's exception text).
+    """
     headers = {"WWW-Authenticate": challenge} if challenge else None
 
-    def respond(_conn: HTTPConnection, exc: AuthenticationError) -> Response:
+    def refuse(exc: AuthenticationError) -> WireError:
         if isinstance(exc, CredentialsRequiredError):
             text = "This server requires credentials: send Authorization: Bearer <token>."
         else:
-            text = "The credentials sent could not be verified."
-        return JSONResponse({"error": text}, status_code=401, headers=headers)
+            text = UNVERIFIED_TEXT
+        return WireError(401, "unauthenticated", text, headers)
 
-    return respond
+    return backend_step(backend, on_error=refuse)
+
+
+def render_refusal(scope: Scope, rules: Rules, err: WireError) -> Response:
+    """An edge refusal: ``{"error": text}`` for a 401, else the route's JSON-RPC or HTTP+JSON
+    error shape."""
+    if err.status == 401:
+        return JSONResponse({"error": err.text}, status_code=401, headers=err.headers)
+    return jsonrpc_or_plain(scope, rules, err)

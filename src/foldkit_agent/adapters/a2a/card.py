@@ -26,6 +26,7 @@ from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.types import Scope
 
 from ...contract.declare import Capability
+from ...edge.guard import route_path
 
 __all__ = [
     "CARD_PATH",
@@ -52,13 +53,6 @@ JSONRPC_PATH = "/a2a/jsonrpc"
 
 REST_PREFIX = "/a2a/rest"
 """The prefix of the HTTP+JSON binding (``POST /a2a/rest/message:send`` and so on)."""
-
-
-def route_path(scope: Scope) -> str:
-    """The request path relative to the app (``root_path`` removed, as Starlette routes it)."""
-    path = str(scope.get("path", ""))
-    root = str(scope.get("root_path", ""))
-    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def is_public_card(scope: Scope) -> bool:

@@ -36,8 +36,9 @@ from starlette.datastructures import Headers, MutableHeaders, QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as AsgiMessage
 
+from ...edge.guard import BODY_KEY, route_path
 from ...edge.wire import is_json_content_type
-from .card import CARD_PATH, route_path
+from .card import CARD_PATH
 
 __all__ = []
 
@@ -118,7 +119,6 @@ class _Exchange:
     """What the error rewriter needs to know about the request it answers."""
 
     scope: Scope
-    body: bytearray
     own: set[str]
 
     @property
@@ -126,10 +126,8 @@ class _Exchange:
         return route_path(self.scope)
 
     def document(self) -> Any:
-        try:
-            return json.loads(bytes(self.body))
-        except ValueError:
-            return None
+        """The request body as the edge guard parsed it (``None`` without one)."""
+        return self.scope.get(BODY_KEY)
 
     def rpc_method(self) -> str:
         doc = self.document()
@@ -263,17 +261,11 @@ class OwnErrorText:
             return
         own: set[str] = set()
         scope[OWN_TEXTS_KEY] = own
-        ex = _Exchange(scope, bytearray(), own)
+        ex = _Exchange(scope, own)
         jsonrpc = ex.path == self.jsonrpc_path
         mode = "pass"
         start: AsgiMessage | None = None
         held = bytearray()
-
-        async def receive_body() -> AsgiMessage:
-            message = await receive()
-            if message["type"] == "http.request":
-                ex.body += message.get("body", b"")  # bounded by JsonBodyGuard's max_body
-            return message
 
         async def send_rewritten(message: AsgiMessage) -> None:
             nonlocal mode, start
@@ -309,7 +301,7 @@ class OwnErrorText:
                 return
             await send(message)
 
-        await self.app(scope, receive_body, send_rewritten)
+        await self.app(scope, receive, send_rewritten)
 
     def _body(self, body: bytes, status: int, ex: _Exchange, jsonrpc: bool, plain: bool) -> bytes:
         if plain:

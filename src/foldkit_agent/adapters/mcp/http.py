@@ -1,24 +1,42 @@
-"""MCP over streamable HTTP (both protocol eras), and a fixed bearer-token table for demos."""
+"""MCP over streamable HTTP (both protocol eras) behind the edge guard, and a fixed token table.
+
+Every request to the app passes :class:`~foldkit_agent.edge.EdgeGuard` first (DESIGN §9): Host,
+Origin, the bearer token, content type and length, strict JSON. The guard runs outside the
+SDK's app, so nothing of a request that fails a step (not its body, not its JSON) reaches the
+SDK; the SDK's own DNS-rebinding check is turned off, since the guard's one Host policy
+replaces it.
+
+Authentication uses the SDK's own pieces through their public extension points: the guard runs
+the SDK's ``BearerAuthBackend`` (token verification, expiry and, when configured, the token's
+resource) and checks the required scopes, then leaves the verified user in ``scope["user"]``;
+the SDK's ``AuthContextMiddleware`` then makes it what ``get_access_token()`` returns, and its
+session manager binds each session to it. The token is verified once per request.
+"""
 
 from __future__ import annotations
 
-from collections.abc import (
-    AsyncGenerator,
-    Iterable,
-    Mapping,
-)
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import anyio
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.authentication import AuthenticationError
+from starlette.datastructures import Headers
+from starlette.types import Scope
 
-from ...edge.wire import (
-    LOOPBACK_HOSTS,
-    JsonBodyGuard,
-)
+from ...edge.auth import backend_step
+from ...edge.guard import Authenticate, Classify, EdgeGuard, Rules, jsonrpc_or_plain, route_path
+from ...edge.hosts import HostPolicy
+from ...edge.resolve import audit_refusal, static_runtime
+from ...edge.tokens import Grant, TokenTable
+from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...runtime.bound import AgentRuntime
 from .server import PrincipalOf, Resolve, mcp_server
 
@@ -31,30 +49,108 @@ __all__ = [
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 """Largest request body :func:`http_app` accepts, in bytes (4 MiB, as the SDK); larger is 413."""
 
+TRANSPORT: Final = "mcp"
 
 _SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to answer when the HTTP app shuts down
+_WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 
 
 class StaticTokenVerifier(TokenVerifier):
     """A :class:`~mcp.server.auth.provider.TokenVerifier` over a fixed token table.
 
-    For demos, tests and local tools; production deployments verify real tokens (JWT, token
-    introspection) instead.
+    Tokens are looked up in :class:`foldkit_agent.edge.TokenTable` (by digest, in constant
+    time). For demos, tests and local tools; production deployments verify real tokens (JWT,
+    token introspection) instead.
 
     Args:
-        tokens: ``{bearer_token: AccessToken}``.
+        tokens: ``{bearer_token: AccessToken}``, or a ``TokenTable`` of
+            :class:`~foldkit_agent.edge.Grant` (the one table ``foldkit-agent serve`` shares
+            with A2A); a grant becomes ``AccessToken(token, client_id="foldkit-agent",
+            scopes, subject)``.
 
     Example:
         >>> StaticTokenVerifier({"alice-token": AccessToken(token="alice-token",
         ...     client_id="demo", scopes=["todos:delete"], subject="alice")})
     """
 
-    def __init__(self, tokens: Mapping[str, AccessToken]) -> None:
-        self._tokens = dict(tokens)
+    def __init__(self, tokens: Mapping[str, AccessToken] | TokenTable[Grant]) -> None:
+        self._tokens: TokenTable[AccessToken] | TokenTable[Grant] = (
+            tokens if isinstance(tokens, TokenTable) else TokenTable(tokens)
+        )
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        """The token's :class:`AccessToken`, or ``None`` (the SDK answers HTTP 401)."""
-        return self._tokens.get(token)
+        """The token's :class:`AccessToken`, or ``None`` (answered HTTP 401)."""
+        found = self._tokens.lookup(token)
+        if isinstance(found, Grant):
+            return AccessToken(
+                token=token,
+                client_id="foldkit-agent",
+                scopes=list(found.scopes),
+                subject=found.subject,
+            )
+        return found
+
+
+def _challenge(error: str, description: str, metadata: str | None) -> dict[str, str]:
+    parts = [f'error="{error}"', f'error_description="{description}"']
+    if metadata is not None:
+        parts.append(f'resource_metadata="{metadata}"')
+    return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}
+
+
+def _bearer(verifier: TokenVerifier, auth: AuthSettings) -> Authenticate:
+    """Step 3 for MCP: the SDK's bearer backend, then the required scopes."""
+    resource = auth.resource_server_url if auth.validate_token_resource else None
+    backend = BearerAuthBackend(verifier, resource_server_url=resource)
+    metadata = (
+        str(build_resource_metadata_url(auth.resource_server_url))
+        if auth.resource_server_url
+        else None
+    )
+    required = list(auth.required_scopes or [])
+    missing = WireError(
+        401,
+        "unauthenticated",
+        "This server requires a valid bearer token: send Authorization: Bearer <token>.",
+        _challenge("invalid_token", "Authentication required", metadata),
+    )
+
+    def refuse(_exc: AuthenticationError) -> WireError:
+        return missing
+
+    def scoped(scope: Scope, _rules: Rules) -> WireError | None:
+        if not scope["user"].is_authenticated:
+            return missing
+        granted = set(scope["auth"].scopes)
+        for needed in required:
+            if needed not in granted:
+                return WireError(
+                    403,
+                    "insufficient-scope",
+                    f"The bearer token lacks the scope {needed!r} this server requires.",
+                    _challenge("insufficient_scope", f"Required scope: {needed}", metadata),
+                )
+        return None
+
+    return backend_step(backend, on_error=refuse, then=scoped)
+
+
+def _classifier(path: str) -> Classify:
+    """The MCP endpoint takes JSON-RPC; a modern-era ``tools/call`` names its tool in
+    ``Mcp-Name``. Other paths (the OAuth metadata documents) are public."""
+    endpoint = Rules(origin="api", jsonrpc=True)
+    other = Rules(origin="api", body=False, public=True)
+
+    def classify(scope: Scope) -> Rules:
+        if route_path(scope) != path:
+            return other
+        headers = Headers(scope=scope)
+        name = headers.get("mcp-name") if headers.get("mcp-method") == "tools/call" else None
+        if name:
+            return Rules(origin="api", jsonrpc=True, capability=name[:200])
+        return endpoint
+
+    return classify
 
 
 def http_app(
@@ -69,29 +165,34 @@ def http_app(
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
     max_body: int = DEFAULT_MAX_BODY,
-    allowed_hosts: Iterable[str] | None = None,
+    allowed_hosts: Iterable[str] | str | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Starlette:
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
     Args:
         target, name, version, instructions, principal_of: as :func:`mcp_server`.
         path: the endpoint path.
-        host: the host the app will be served on; for ``127.0.0.1``, ``localhost`` and ``::1``
-            the SDK's DNS-rebinding protection is on (only loopback ``Host``/``Origin``
-            accepted). For another host, name the hosts clients use in ``allowed_hosts``.
-        allowed_hosts: for a non-loopback ``host``: the host names a ``Host`` (and any
-            ``Origin``) header may carry, any port (others get 421/403); ``"*"`` accepts any
-            (only behind a proxy that checks ``Host``). ``None`` leaves a non-loopback server
-            without a ``Host`` check.
-        token_verifier: when given, every request needs ``Authorization: Bearer <token>``;
-            unknown tokens get HTTP 401 and the verified ``AccessToken`` becomes the call's
-            credentials (protocol notes §1.6).
+        host: the host the app will be served on; a name (not a wildcard such as ``0.0.0.0``)
+            is accepted in ``Host`` besides the loopback names.
+        allowed_hosts: more host names a ``Host`` (and any ``Origin``) header may carry, any
+            port (:class:`~foldkit_agent.edge.HostPolicy`; others get 421/403); ``"*"`` accepts
+            any well-formed host (only behind a proxy that checks ``Host``). The loopback names
+            are always accepted.
+        token_verifier: when given, every request needs ``Authorization: Bearer <token>``,
+            checked before any byte of the body is read: a missing or unknown token gets HTTP
+            401 (``WWW-Authenticate``), a token without a required scope 403, and the verified
+            ``AccessToken`` becomes the call's credentials (protocol notes §1.6).
         auth: the SDK's ``AuthSettings`` (issuer, resource URL, required scopes); by default
             a resource server with no advertised metadata and no required scopes.
         max_body: the largest request body in bytes (default 4 MiB, the SDK's own default);
-            larger bodies get HTTP 413 before anything is parsed. Every body is also parsed
-            strictly (:func:`foldkit_agent.edge.wire.loads_strict`: duplicate keys, ``NaN``, lone
-            surrogates and nesting over 100 levels are a JSON-RPC parse error, HTTP 400).
+            a larger ``Content-Length`` gets HTTP 413 before anything is read, a larger
+            streamed body as soon as it passes the limit. Every body is JSON
+            (``Content-Type``, else 415) and parsed strictly
+            (:func:`foldkit_agent.edge.wire.loads_strict`: duplicate keys, ``NaN``, ``1e400``,
+            lone surrogates, nesting over 100 levels or more than ``max_items`` values are a
+            JSON-RPC parse error, HTTP 400).
+        max_items: most JSON values in one body (default 10,000).
 
     Returns:
         A :class:`starlette.applications.Starlette` whose lifespan runs the MCP session
@@ -110,11 +211,32 @@ def http_app(
         streamable_http_path=path,
         host=host,
         auth=auth,
-        token_verifier=token_verifier,
         max_request_body_size=max_body,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    hosts = None if allowed_hosts is None else [*allowed_hosts, *LOOPBACK_HOSTS]
-    app.add_middleware(JsonBodyGuard, max_body=max_body, allowed_hosts=hosts)
+    served_as = [] if host in _WILDCARD_BINDS else [host]
+    static = static_runtime(target)
+
+    async def audit(_scope: Scope, rules: Rules, err: WireError, _authenticated: bool) -> None:
+        # resolve(ctx) needs the SDK's request context, which a refused request never gets:
+        # only a fixed runtime can record it.
+        if static is not None and rules.capability is not None:
+            audit_refusal(static, capability=rules.capability, transport=TRANSPORT, err=err)
+
+    if token_verifier is not None:
+        app.add_middleware(AuthContextMiddleware)  # the verified user -> get_access_token()
+    app.add_middleware(
+        EdgeGuard,
+        hosts=HostPolicy(allowed_hosts, also=served_as),
+        classify=_classifier(path),
+        max_body=max_body,
+        render=jsonrpc_or_plain,
+        authenticate=None
+        if token_verifier is None or auth is None
+        else _bearer(token_verifier, auth),
+        on_refusal=audit,
+        max_items=max_items,
+    )
     inner = app.router.lifespan_context
 
     @asynccontextmanager

@@ -43,7 +43,7 @@ from collections.abc import (
     Awaitable,
     Callable,
 )
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 import mcp.types as types
@@ -59,9 +59,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ...contract.approval import Approver
 from ...contract.calls import Invocation
 from ...edge.approvals import ParkedApprovals
+from ...edge.resolve import (
+    RuntimeUnavailableError,
+    check_target,
+    resolve_runtime,
+    static_runtime,
+)
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime
-from ...runtime.outcome import summarize
+from ...runtime.outcome import defect, summarize
 from ...runtime.results import DispatchResult
 from .approval import (
     INPUT_KEY,
@@ -99,12 +105,6 @@ Target = "AgentRuntime[Any, Any] | Resolve"
 
 PrincipalOf = Callable[[ServerRequestContext[Any, Any]], Any]
 """``(request_context) -> credentials`` put on ``Invocation.credentials`` (``None`` = nobody)."""
-
-_GENERIC_DEFECT = (
-    "The call could not be completed because of an internal error; "
-    "whether it was applied is unknown."
-)
-_NO_APP = "The application for this caller is not available."
 
 
 def default_principal_of(ctx: ServerRequestContext[Any, Any]) -> AccessToken | None:
@@ -172,16 +172,9 @@ class _Adapter:
     """The handlers and per-runtime change feeds behind one :class:`FoldkitMCPServer`."""
 
     def __init__(self, target: object, principal_of: PrincipalOf | None) -> None:
-        self.static: AgentRuntime[Any, Any] | None = None
-        self.resolve: Resolve | None = None
-        if isinstance(target, AgentRuntime):
-            self.static = cast("AgentRuntime[Any, Any]", target)
-        elif callable(target):
-            self.resolve = cast("Resolve", target)
-        else:
-            raise TypeError(
-                "mcp_server(target) takes an AgentRuntime or a resolve(request_context) callable"
-            )
+        check_target(target, "mcp_server")
+        self.target = target
+        self.static = static_runtime(target)
         self.principal_of: PrincipalOf = principal_of or default_principal_of
         self.feeds: dict[int, tuple[AgentRuntime[Any, Any], Feed]] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
@@ -193,23 +186,10 @@ class _Adapter:
     # runtime and connection bookkeeping
 
     async def runtime(self, ctx: ServerRequestContext[Any, Any]) -> AgentRuntime[Any, Any]:
-        if self.static is not None:
-            rt = self.static
-        else:
-            assert self.resolve is not None
-            try:
-                got: Any = self.resolve(ctx)
-                if inspect.isawaitable(got):
-                    got = await got
-            except MCPError:
-                raise
-            except Exception as exc:
-                _log.warning("resolve(request_context) raised", exc_info=True)
-                raise MCPError(types.INTERNAL_ERROR, _NO_APP) from exc
-            if not isinstance(got, AgentRuntime):
-                _log.warning("resolve(request_context) did not return an AgentRuntime")
-                raise MCPError(types.INTERNAL_ERROR, _NO_APP)
-            rt = cast("AgentRuntime[Any, Any]", got)
+        try:
+            rt = await resolve_runtime(self.target, ctx, passthrough=(MCPError,))
+        except RuntimeUnavailableError as err:
+            raise MCPError(types.INTERNAL_ERROR, str(err)) from err
         self.track(ctx, rt)
         return rt
 
@@ -474,24 +454,12 @@ def _result(result: DispatchResult | BaseException | None, requested: str) -> ty
         )
     except Exception:
         _log.exception("summarizing a call to %r failed", requested)
-        return types.CallToolResult(
-            content=_text(_GENERIC_DEFECT), structured_content={"status": "defect"}, is_error=True
-        )
+        outcome = defect()
     if outcome.kind == "defect":
         _log.error(
             "a call to %r failed unexpectedly",
             requested,
             exc_info=result if isinstance(result, BaseException) else None,
-        )
-        text = _GENERIC_DEFECT
-        return types.CallToolResult(
-            content=_text(text),
-            structured_content={
-                "status": "defect",
-                "capability": outcome.capability,
-                "message": text,
-            },
-            is_error=True,
         )
     if outcome.ok:
         body = json.dumps(outcome.data, sort_keys=True, default=str)

@@ -7,7 +7,6 @@ only after that token was checked.
 
 from __future__ import annotations
 
-import hmac
 import inspect
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
@@ -16,10 +15,9 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.routing import Mount
-from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ...edge.tokens import TokenTable
 from ..web.surface import PRINCIPAL_HEADER, SurfaceTarget, agent_surface, service_caller
 from .codegen import CALLER_HEADER, ORG_HEADER
 
@@ -89,59 +87,23 @@ def native_caller(request: Request) -> NativeCaller | None:
     )
 
 
-def _token_table(
-    service_tokens: Mapping[str, Any] | Iterable[str],
-) -> tuple[tuple[bytes, Any], ...]:
+def _token_table(service_tokens: Mapping[str, Any] | Iterable[str]) -> TokenTable[Any]:
+    """The service tokens as the edge's one constant-time :class:`TokenTable`."""
     if isinstance(service_tokens, str):
         raise TypeError("service_tokens takes a collection of tokens, not one string")
     if isinstance(service_tokens, Mapping):
-        pairs: list[tuple[str, Any]] = list(service_tokens.items())  # pyright: ignore[reportUnknownArgumentType]
+        tokens: dict[str, Any] = dict(service_tokens)  # pyright: ignore[reportUnknownArgumentType]
     else:
-        pairs = [(token, "agent-native") for token in service_tokens]
-    if not pairs:
+        tokens = dict.fromkeys(service_tokens, "agent-native")
+    if not tokens:
         raise ValueError("native_app needs at least one service token")
-    table: list[tuple[bytes, Any]] = []
-    for token, identity in pairs:
-        if not isinstance(token, str) or len(token) < MIN_TOKEN_LENGTH:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(
-                f"service tokens must be strings of at least {MIN_TOKEN_LENGTH} characters"
-            )
-        if identity is None:
-            raise ValueError("a service token must map to an identity, not None")
-        table.append((token.encode(), identity))
-    return tuple(table)
-
-
-class _RequireServiceToken:
-    """Refuses, before the surface sees it, any HTTP request without a bearer token."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            request = Request(scope)
-            scheme, _, token = request.headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                text = "This endpoint serves Agent Native servers only; send the service token."
-                body = {
-                    "content": [{"type": "text", "text": text}],
-                    "structuredContent": {
-                        "status": "rejected",
-                        "error": "unauthenticated",
-                        "capability": None,
-                        "message": text,
-                    },
-                    "isError": True,
-                }
-                response = JSONResponse(
-                    body,
-                    status_code=401,
-                    headers={"Cache-Control": "no-store", "WWW-Authenticate": "Bearer"},
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+    try:
+        return TokenTable(tokens, min_length=MIN_TOKEN_LENGTH)
+    except ValueError:
+        raise ValueError(
+            f"service tokens must be strings of at least {MIN_TOKEN_LENGTH} characters, "
+            "each mapped to an identity (not None)"
+        ) from None
 
 
 PrincipalOf = Callable[[Request], Any]
@@ -153,15 +115,17 @@ def native_app(
     service_tokens: Mapping[str, Any] | Iterable[str],
     principal_of: PrincipalOf | None = None,
     path: str = "/agent",
-    allowed_hosts: Iterable[str] | None = ("127.0.0.1", "localhost", "::1"),
+    allowed_hosts: Iterable[str] | str | None = None,
     transport: str = "agent-native",
 ) -> Starlette:
     """The HTTP surface the generated actions call, for service callers only.
 
     Mounts :func:`foldkit_agent.adapters.web.agent_surface` at ``path`` with bearer authentication
-    of the calling *server*: a request without ``Authorization: Bearer <token>`` is refused
-    with 401 before anything else runs, a token that is not one of ``service_tokens`` with
-    401 (compared in constant time), and only then is the caller context read.
+    of the calling *server* at step 3 of the edge guard: after the Host and Origin checks, a
+    request without ``Authorization: Bearer <token>`` is refused with 401, a token that is not
+    one of ``service_tokens`` with 401 (looked up in the edge's constant-time
+    :class:`~foldkit_agent.edge.TokenTable`), before any byte of the body is read; only then is
+    the caller context read.
 
     Args:
         target: one bound runtime, or ``resolve(request) -> AgentRuntime`` (sync or async),
@@ -176,7 +140,7 @@ def native_app(
             principal, deciding per service whether to trust it. Raising refuses with 403.
         path: where the surface is mounted; the generated actions' ``--url`` is
             ``<origin><path>``.
-        allowed_hosts: accepted ``Host`` names (see
+        allowed_hosts: more accepted ``Host`` names besides the loopback names (see
             :func:`~foldkit_agent.adapters.web.agent_surface`).
         transport: ``Invocation.transport`` of these calls (audited).
 
@@ -192,14 +156,6 @@ def native_app(
         >>> uvicorn.run(app, host="127.0.0.1", port=8000)
     """
     table = _token_table(service_tokens)
-
-    def service_auth(token: str) -> Any:
-        presented = token.encode()
-        found: Any = None
-        for known, identity in table:
-            if hmac.compare_digest(known, presented) and found is None:
-                found = identity
-        return found
 
     async def default_principal(request: Request) -> Any:
         return native_caller(request)
@@ -217,10 +173,11 @@ def native_app(
     surface = agent_surface(
         target,
         principal_of=principal,
-        service_auth=service_auth,
+        service_auth=table.lookup,
         allowed_hosts=allowed_hosts,
         transport=transport,
         service_transport=transport,
+        service_only=True,
     )
     mount = "/" + path.strip("/")
-    return Starlette(routes=[Mount(mount, app=_RequireServiceToken(surface))])
+    return Starlette(routes=[Mount(mount, app=surface)])

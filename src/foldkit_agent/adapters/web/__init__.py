@@ -1,13 +1,13 @@
 """The web adapters: the JSON surface a page calls, and the WebMCP bridge.
 
 Modules: :mod:`.surface` (:func:`agent_surface`, the JSON routes), :mod:`.csrf` (session-bound
-CSRF tokens), :mod:`.checks` (``Host`` and ``Origin`` checks), :mod:`.webmcp` (the bridge script
-and the page).
+CSRF tokens), :mod:`.checks` (how the routes pass the edge guard: their rules, the service token
+or session + CSRF step, refusals in the surface's shape), :mod:`.webmcp` (the bridge script and
+the page).
 """
 
 from __future__ import annotations
 
-from .checks import host_allowed, origin_allowed
 from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 from .surface import (
     DEFAULT_ALLOWED_HOSTS,
@@ -41,9 +41,7 @@ __all__ = [
     "agent_surface",
     "bridge_script",
     "call_tool_result",
-    "host_allowed",
     "mount",
-    "origin_allowed",
     "script_tag",
     "service_caller",
     "webmcp_app",

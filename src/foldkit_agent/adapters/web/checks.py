@@ -1,62 +1,155 @@
-"""The surface's ``Host`` and ``Origin`` checks (against DNS rebinding and cross-site calls)."""
+"""How the surface's routes pass the edge guard (:class:`~foldkit_agent.edge.EdgeGuard`).
+
+* Rules: ``POST invoke/<name>`` is a page route (its ``Origin`` must be the page's own, or an
+  allowed one), carries a JSON body (an empty body means ``{}``) and names the capability
+  ``<name>``, so a refusal of it is audited; the reading routes are checked for Host only.
+* Step 3 (:class:`SurfaceAuth`): a request with ``Authorization: Bearer <token>`` is a service
+  caller, authenticated by ``service_auth(token)`` (401 otherwise); one without is a page, whose
+  ``invoke`` must carry the session's CSRF token (403 otherwise). With ``service_only`` (Agent
+  Native) a request without a bearer token is 401.
+* Refusals are answered in the surface's shape (:func:`rejected`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable
+from typing import Any, Final
 
+from starlette.datastructures import Headers
 from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Scope
 
-__all__ = [
-    "host_allowed",
-    "origin_allowed",
-]
+from ...edge.guard import Rules, route_path
+from ...edge.resolve import settle
+from ...edge.tokens import bearer_token
+from ...edge.wire import WireError
+from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
+
+__all__ = ["SERVICE_STATE", "SurfaceAuth", "classify", "rejected", "render", "session_id"]
+
+_log = logging.getLogger("foldkit_agent.adapters.web.surface")
+
+SERVICE_STATE: Final = "foldkit_agent_service"
+"""``request.state`` attribute holding the identity ``service_auth`` returned."""
+
+INVOKE: Final = "/invoke/"
+
+_READING = Rules(origin="none", body=False)
+_CSRF_TEXT = (
+    "The page's security token is missing or out of date; reload the page and retry. "
+    "Nothing was applied."
+)
+_SERVICE_ONLY_TEXT = "This endpoint serves Agent Native servers only; send the service token."
+_UNACCEPTED_TEXT = "The service token was not accepted."
+
+SessionOf = Callable[[Request], Any]
+ServiceAuth = Callable[[str], Any]
 
 
-def _split_host(value: str) -> str:
-    """The host name of a ``Host`` header value, without port or IPv6 brackets."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        end = value.find("]")
-        return value[1:end] if end > 0 else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+def rejected(
+    status: int,
+    error: str,
+    text: str,
+    capability: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """A transport refusal, shaped like a ``CallToolResult`` with ``status: "rejected"``."""
+    body = {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {
+            "status": "rejected",
+            "error": error,
+            "capability": capability,
+            "message": text,
+        },
+        "isError": True,
+    }
+    return JSONResponse(
+        body, status_code=status, headers={"Cache-Control": "no-store", **(headers or {})}
+    )
 
 
-def host_allowed(request: Request, allowed_hosts: Iterable[str] | None) -> bool:
-    """Whether the request's ``Host`` header names an allowed host (any port).
+def render(_scope: Scope, rules: Rules, err: WireError) -> Response:
+    """An edge refusal in the surface's shape, naming the capability of an ``invoke``."""
+    return rejected(err.status, err.code, err.text, rules.capability, err.headers)
 
-    ``allowed_hosts=None`` or a ``"*"`` entry allows any host (use only behind a proxy that
-    checks it). A request without a ``Host`` header (an in-process ASGI call) is allowed.
+
+def classify(scope: Scope) -> Rules:
+    """The guard's rules for one request to the surface."""
+    path = route_path(scope)
+    if path.startswith(INVOKE) and len(path) > len(INVOKE):
+        return Rules(origin="page", empty_ok=True, capability=path[len(INVOKE) :][:200])
+    return _READING
+
+
+def session_id(request: Request, session_of: SessionOf | None) -> str | None:
+    """The page's session id: ``session_of(request)``, else the surface's own cookie."""
+    if session_of is not None:
+        try:
+            sid = session_of(request)
+        except Exception:
+            _log.warning(
+                "session_of raised; treating the request as having no session", exc_info=True
+            )
+            return None
+        return sid if isinstance(sid, str) and sid else None
+    return request.cookies.get(SESSION_COOKIE) or None
+
+
+class SurfaceAuth:
+    """Step 3 for the surface: a service token, or the page's session and CSRF token.
+
+    Args:
+        service_auth: ``(bearer token) -> service identity | None`` (sync or async); ``None``
+            refuses every bearer token.
+        csrf: the surface's :class:`CsrfTokens`.
+        session_of: as :func:`session_id`.
+        service_only: refuse a request without a bearer token (401), as Agent Native's
+            endpoint does.
     """
-    if allowed_hosts is None:
-        return True
-    allowed = {h.lower().strip("[]") for h in allowed_hosts}
-    if "*" in allowed:
-        return True
-    raw = request.headers.get("host")
-    if raw is None:
-        return True
-    return _split_host(raw) in allowed
 
+    __slots__ = ("csrf", "service_auth", "service_only", "session_of")
 
-def _own_origin(request: Request) -> str:
-    scheme = request.url.scheme
-    host = request.headers.get("host") or request.url.netloc
-    return f"{scheme}://{host}".lower()
+    def __init__(
+        self,
+        *,
+        service_auth: ServiceAuth | None,
+        csrf: CsrfTokens,
+        session_of: SessionOf | None,
+        service_only: bool = False,
+    ) -> None:
+        self.service_auth = service_auth
+        self.csrf = csrf
+        self.session_of = session_of
+        self.service_only = service_only
 
+    async def __call__(self, scope: Scope, rules: Rules) -> WireError | None:
+        headers = Headers(scope=scope)
+        authorization = headers.get("authorization")
+        if authorization is None:
+            if self.service_only:
+                return WireError(
+                    401, "unauthenticated", _SERVICE_ONLY_TEXT, {"WWW-Authenticate": "Bearer"}
+                )
+            if rules.capability is None:
+                return None  # a reading route: the page's session is enough
+            token = headers.get(CSRF_HEADER)
+            if not self.csrf.verify(session_id(Request(scope), self.session_of), token):
+                return WireError(403, "csrf", _CSRF_TEXT)
+            return None
+        identity = await self._service(bearer_token(authorization))
+        if identity is None:
+            return WireError(401, "unauthenticated", _UNACCEPTED_TEXT)
+        scope.setdefault("state", {})[SERVICE_STATE] = identity
+        return None
 
-def origin_allowed(request: Request, allowed_origins: Iterable[str] = ()) -> bool:
-    """Whether a state-changing request comes from the surface's own origin.
-
-    ``Origin`` (when present) must equal ``scheme://host[:port]`` of the request or one of
-    ``allowed_origins``; ``Origin: null`` is refused. A browser's ``Sec-Fetch-Site`` other than
-    ``same-origin`` or ``none`` is refused. Requests with neither header (non-browser clients)
-    pass this check; the CSRF token or service token still applies.
-    """
-    origin = request.headers.get("origin")
-    if origin is not None:
-        origin = origin.strip().lower().rstrip("/")
-        if origin == _own_origin(request):
-            return True
-        return origin in {o.lower().rstrip("/") for o in allowed_origins}
-    site = request.headers.get("sec-fetch-site")
-    return site is None or site.lower() in ("same-origin", "none")
+    async def _service(self, token: str | None) -> Any:
+        if token is None or self.service_auth is None:
+            return None
+        try:
+            return await settle(self.service_auth(token))
+        except Exception:
+            _log.warning("service_auth raised; refusing the token", exc_info=True)
+            return None

@@ -28,11 +28,17 @@ Routes, relative to the mount point:
 Security model
 --------------
 
-* **Host** (every route): the ``Host`` header must name an allowed host (loopback names by
-  default), which defeats DNS rebinding. Refused with 403.
+Every request passes the edge guard (:class:`foldkit_agent.edge.EdgeGuard`, DESIGN §9) before a
+route runs, in this order: Host, Origin, credentials, content type and length, strict JSON. A
+request refused there is answered in the shape below, audited when it names a capability
+(``invoke/<name>``), and reaches no runtime.
+
+* **Host** (every route): the ``Host`` header must name an allowed host (loopback names plus
+  ``allowed_hosts``; malformed values such as ``127.0.0.1:8000@evil.example`` never), which
+  defeats DNS rebinding. Refused with 421 and the edge's one Host body, as on every adapter.
 * **Origin** (``invoke``): when the request carries ``Origin`` it must be the surface's own
   origin or one of ``allowed_origins``; a browser's ``Sec-Fetch-Site`` other than
-  ``same-origin``/``none`` is refused too. 403, nothing dispatched.
+  ``same-origin``/``none`` is refused too. 403, nothing read or dispatched.
 * **CSRF** (``invoke`` from a page): a *session-bound token*. The token is
   ``HMAC-SHA256(secret, session id)``, where the session id comes from the ``session_of``
   hook (the application's own session cookie, say) or, by default, from a random
@@ -51,9 +57,11 @@ Security model
 * **Principal**: only ever ``principal_of(request)``, put on ``Invocation.credentials``; the
   runtime's principal provider reads it. Never the body.
 
-Bodies are JSON only (415 otherwise) and at most ``max_body`` bytes (413). Malformed JSON,
-non-UTF-8, non-finite numbers, duplicate keys, lone surrogates and nesting deeper than 100
-levels are a 400 with a message for the agent (:func:`foldkit_agent.edge.wire.loads_strict`).
+Bodies are read only after the credentials passed. They are JSON only (415 otherwise) and at
+most ``max_body`` bytes (413, before reading when ``Content-Length`` says so). Malformed JSON,
+non-UTF-8, ``NaN``/``Infinity`` and numbers overflowing to infinity (``1e400``), duplicate keys,
+lone surrogates, nesting deeper than 100 levels and more than ``max_items`` values are a 400
+with a message for the agent (:func:`foldkit_agent.edge.wire.loads_strict`).
 Refusals by the runtime (unknown, unavailable, invalid input, unauthorized, ...) are HTTP 200
 results with ``isError: true``; a transport refusal (401/403/413/415/400) has the same body
 shape, with ``structuredContent.status == "rejected"`` and a short ``structuredContent.error``
@@ -63,29 +71,40 @@ code.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import secrets
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message as AsgiMessage
+from starlette.types import Scope
 
 from ...contract.calls import Invocation
-from ...edge.wire import WireError, loads_strict
+from ...edge.guard import BODY_KEY, EdgeGuard, Rules
+from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
+from ...edge.resolve import (
+    RuntimeUnavailableError,
+    audit_refusal,
+    resolve_runtime,
+    settle,
+    static_runtime,
+)
+from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime, Change
 from ...runtime.outcome import Outcome, summarize
-from .checks import host_allowed, origin_allowed
+from .checks import SERVICE_STATE, SurfaceAuth, classify, rejected, render, session_id
 from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 
 __all__ = [
@@ -99,8 +118,6 @@ __all__ = [
     "SurfaceTarget",
     "agent_surface",
     "call_tool_result",
-    "host_allowed",
-    "origin_allowed",
     "service_caller",
 ]
 
@@ -117,8 +134,8 @@ The surface never reads it; a ``principal_of`` hook may, after checking :func:`s
 DEFAULT_MAX_BODY = 64 * 1024
 """Largest accepted ``invoke`` body, in bytes (64 KiB)."""
 
-DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
-"""Host names accepted by default (any port): loopback only."""
+DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = LOOPBACK_HOSTS
+"""Host names always accepted (any port): the loopback names."""
 
 Resolve = Callable[[Request], AgentRuntime[Any, Any] | Awaitable[AgentRuntime[Any, Any]]]
 """``(request) -> AgentRuntime`` (or an awaitable of one): one runtime per user or tenant."""
@@ -129,8 +146,6 @@ SurfaceTarget = AgentRuntime[Any, Any] | Resolve
 PrincipalOf = Callable[[Request], Any]
 ServiceAuth = Callable[[str], Any]
 SessionOf = Callable[[Request], Any]
-
-_SERVICE_STATE = "foldkit_agent_service"
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -156,20 +171,6 @@ def call_tool_result(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def _rejected(status: int, error: str, text: str, capability: str | None = None) -> JSONResponse:
-    body = {
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": {
-            "status": "rejected",
-            "error": error,
-            "capability": capability,
-            "message": text,
-        },
-        "isError": True,
-    }
-    return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
-
-
 def service_caller(request: Request) -> Any | None:
     """The service identity ``service_auth`` returned for this request, or ``None``.
 
@@ -177,16 +178,10 @@ def service_caller(request: Request) -> Any | None:
     otherwise it is a server authenticated by a service token, and any end user it asserts
     (say in :data:`PRINCIPAL_HEADER`) is trusted only as far as you decide.
     """
-    return getattr(request.state, _SERVICE_STATE, None)
+    return getattr(request.state, SERVICE_STATE, None)
 
 
 # -- the surface -----------------------------------------------------------------------------
-
-
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,31 +189,10 @@ class _Config:
     target: Any
     principal_of: PrincipalOf | None
     session_of: SessionOf | None
-    service_auth: ServiceAuth | None
     csrf: CsrfTokens
-    allowed_hosts: tuple[str, ...] | None
-    allowed_origins: tuple[str, ...]
-    max_body: int
     transport: str
     service_transport: str
     ping: float
-
-
-class _BodyError(Exception):
-    def __init__(self, status: int, error: str, text: str) -> None:
-        super().__init__(text)
-        self.status = status
-        self.error = error
-        self.text = text
-
-
-def _is_json(content_type: str | None) -> bool:
-    if not content_type:
-        return False
-    mime = content_type.split(";", 1)[0].strip().lower()
-    return mime == "application/json" or (
-        mime.startswith("application/") and mime.endswith("+json")
-    )
 
 
 def agent_surface(
@@ -228,12 +202,14 @@ def agent_surface(
     session_of: SessionOf | None = None,
     service_auth: ServiceAuth | None = None,
     csrf_secret: bytes | None = None,
-    allowed_hosts: Iterable[str] | None = DEFAULT_ALLOWED_HOSTS,
+    allowed_hosts: Iterable[str] | str | None = None,
     allowed_origins: Iterable[str] = (),
     max_body: int = DEFAULT_MAX_BODY,
+    max_items: int = DEFAULT_MAX_ITEMS,
     transport: str = "webmcp",
     service_transport: str = "agent-native",
     ping: float = 15.0,
+    service_only: bool = False,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
 
@@ -250,41 +226,57 @@ def agent_surface(
         service_auth: ``(bearer token) -> service identity | None`` (sync or async) for
             server-to-server callers; ``None`` refuses every bearer token.
         csrf_secret: HMAC key for CSRF tokens (>= 16 bytes); random per surface by default.
-        allowed_hosts: accepted ``Host`` names (any port); loopback by default; ``None`` or
-            ``"*"`` accepts any.
+        allowed_hosts: more accepted ``Host`` names (any port) besides the loopback names,
+            which are always accepted (:class:`~foldkit_agent.edge.HostPolicy`); ``"*"``
+            accepts any well-formed host (only behind a proxy that checks ``Host``).
         allowed_origins: extra origins (``"https://app.example"``) allowed to invoke.
         max_body: largest ``invoke`` body in bytes (default 64 KiB); larger is 413.
+        max_items: most JSON values in one body (default 10,000).
         transport: ``Invocation.transport`` for page callers (default ``"webmcp"``).
         service_transport: ``Invocation.transport`` for service callers
             (default ``"agent-native"``).
         ping: seconds between keep-alive comments on ``events``.
+        service_only: refuse every request without a bearer token (401), before anything
+            else runs: what :func:`foldkit_agent.adapters.native.native_app` serves.
 
     Returns:
         A :class:`starlette.applications.Starlette` app with the routes listed in the module
         doc; mount it (``Mount("/agent", app=...)``) or serve it directly.
 
     Raises:
-        ValueError: ``max_body`` below 2 bytes or a ``csrf_secret`` shorter than 16 bytes.
+        ValueError: ``max_body`` below 2 bytes, a ``csrf_secret`` shorter than 16 bytes, or a
+            malformed ``allowed_hosts``/``allowed_origins`` entry.
 
     Example:
         >>> app = agent_surface(runtime, principal_of=lambda r: sessions.get(r.cookies.get("sid")))
     """
-    if max_body < 2:
-        raise ValueError("max_body must be at least 2 bytes")
     config = _Config(
         target=target,
         principal_of=principal_of,
         session_of=session_of,
-        service_auth=service_auth,
         csrf=CsrfTokens(csrf_secret),
-        allowed_hosts=None if allowed_hosts is None else tuple(allowed_hosts),
-        allowed_origins=tuple(allowed_origins),
-        max_body=max_body,
         transport=transport,
         service_transport=service_transport,
         ping=ping,
     )
     surface = _Surface(config)
+    auth = SurfaceAuth(
+        service_auth=service_auth,
+        csrf=config.csrf,
+        session_of=session_of,
+        service_only=service_only,
+    )
+    guard = Middleware(
+        EdgeGuard,
+        hosts=HostPolicy(allowed_hosts),
+        classify=classify,
+        max_body=max_body,
+        render=render,
+        authenticate=auth,
+        on_refusal=surface.audit_refusal,
+        allowed_origins=allowed_origins,
+        max_items=max_items,
+    )
     return Starlette(
         routes=[
             Route("/capabilities", surface.capabilities, methods=["GET"]),
@@ -292,7 +284,8 @@ def agent_surface(
             Route("/session", surface.session, methods=["GET"]),
             Route("/events", surface.events, methods=["GET"]),
             Route("/invoke/{name:path}", surface.invoke, methods=["POST"]),
-        ]
+        ],
+        middleware=[guard],
     )
 
 
@@ -306,67 +299,41 @@ class _Surface:
 
     async def _runtime(self, request: Request) -> AgentRuntime[Any, Any] | Response:
         """The runtime for this request, or a 503 answer when ``resolve`` failed."""
-        target = self.c.target
-        if isinstance(target, AgentRuntime):
-            return target  # pyright: ignore[reportUnknownVariableType]
         try:
-            rt = await _maybe_await(target(request))
-        except Exception:
-            _log.warning("resolve(request) raised", exc_info=True)
-            rt = None
-        if not isinstance(rt, AgentRuntime):
-            return _rejected(503, "unavailable", "The application is not available right now.")
-        return rt  # pyright: ignore[reportUnknownVariableType]
+            return await resolve_runtime(self.c.target, request)
+        except RuntimeUnavailableError:
+            return rejected(503, "unavailable", "The application is not available right now.")
 
-    async def _reader(self, request: Request) -> AgentRuntime[Any, Any] | Response:
-        """Authenticate a reading route's caller and find its runtime, or the refusal."""
-        kind = await self._authenticate(request)
-        if isinstance(kind, Response):
-            return kind
-        return await self._runtime(request)
+    def _transport(self, scope: Scope) -> str:
+        service = Headers(scope=scope).get("authorization") is not None
+        return self.c.service_transport if service else self.c.transport
 
-    async def _authenticate(self, request: Request) -> Response | Literal["session", "service"]:
-        """Host check and bearer authentication. Returns the caller kind or a refusal."""
-        if not host_allowed(request, self.c.allowed_hosts):
-            return _rejected(403, "host", "This server does not answer for that host name.")
-        auth = request.headers.get("authorization")
-        if auth is None:
-            return "session"
-        scheme, _, token = auth.partition(" ")
-        token = token.strip()
-        identity = None
-        if scheme.lower() == "bearer" and token and self.c.service_auth is not None:
-            try:
-                identity = await _maybe_await(self.c.service_auth(token))
-            except Exception:
-                _log.warning("service_auth raised; refusing the token", exc_info=True)
-                identity = None
-        if identity is None:
-            return _rejected(401, "unauthenticated", "The service token was not accepted.")
-        setattr(request.state, _SERVICE_STATE, identity)
-        return "service"
+    async def audit_refusal(
+        self, scope: Scope, rules: Rules, err: WireError, authenticated: bool
+    ) -> None:
+        """Audit an edge refusal of ``invoke/<name>`` in the runtime that would have served it.
 
-    def _session_id(self, request: Request) -> str | None:
-        if self.c.session_of is not None:
-            try:
-                sid = self.c.session_of(request)
-            except Exception:
-                _log.warning(
-                    "session_of raised; treating the request as having no session", exc_info=True
-                )
-                return None
-            return sid if isinstance(sid, str) and sid else None
-        return request.cookies.get(SESSION_COOKIE) or None
+        Before the caller is known (steps 1 to 3) only a fixed runtime is audited:
+        ``resolve(request)`` is application code, never run for an unknown caller.
+        """
+        if rules.capability is None:
+            return
+        if not authenticated and static_runtime(self.c.target) is None:
+            return
+        rt = await self._runtime(Request(scope))
+        if isinstance(rt, AgentRuntime):
+            transport = self._transport(scope)
+            audit_refusal(rt, capability=rules.capability, transport=transport, err=err)
 
     async def _credentials(self, request: Request) -> Any:
         if self.c.principal_of is None:
             return None
-        return await _maybe_await(self.c.principal_of(request))
+        return await settle(self.c.principal_of(request))
 
     # -- routes -------------------------------------------------------------------------------
 
     async def capabilities(self, request: Request) -> Response:
-        rt = await self._reader(request)
+        rt = await self._runtime(request)
         if isinstance(rt, Response):
             return rt
         caps = [
@@ -376,28 +343,25 @@ class _Surface:
         return JSONResponse({"capabilities": caps}, headers={"Cache-Control": "no-store"})
 
     async def context(self, request: Request) -> Response:
-        rt = await self._reader(request)
+        rt = await self._runtime(request)
         if isinstance(rt, Response):
             return rt
         try:
             ctx = rt.context()
         except Exception:
             _log.warning("reading the context failed", exc_info=True)
-            return _rejected(500, "context", "The context could not be read right now.")
+            return rejected(500, "context", "The context could not be read right now.")
         return JSONResponse({"context": ctx}, headers={"Cache-Control": "no-store"})
 
     async def session(self, request: Request) -> Response:
-        kind = await self._authenticate(request)
-        if isinstance(kind, Response):
-            return kind
-        if kind == "service":
-            return _rejected(400, "service", "Service callers need no CSRF token.")
-        sid = self._session_id(request)
+        if service_caller(request) is not None:
+            return rejected(400, "service", "Service callers need no CSRF token.")
+        sid = session_id(request, self.c.session_of)
         new_cookie: str | None = None
         if sid is None and self.c.session_of is None:
             sid = new_cookie = secrets.token_urlsafe(32)
         if sid is None:
-            return _rejected(403, "no-session", "Sign in to the page first.")
+            return rejected(403, "no-session", "Sign in to the page first.")
         response = JSONResponse(
             {"csrfToken": self.c.csrf.token_for(sid), "csrfHeader": CSRF_HEADER},
             headers={"Cache-Control": "no-store"},
@@ -415,14 +379,14 @@ class _Surface:
         return response
 
     async def events(self, request: Request) -> Response:
-        rt = await self._reader(request)
+        rt = await self._runtime(request)
         if isinstance(rt, Response):
             return rt
         feed = _ChangeFeed(asyncio.get_running_loop())
         try:
             unsubscribe = rt.watch(feed.push)
         except AgentError:
-            return _rejected(501, "no-events", "This application cannot report changes.")
+            return rejected(501, "no-events", "This application cannot report changes.")
 
         def available() -> list[str]:
             return [c.name for c in rt.messages.available()]
@@ -471,40 +435,14 @@ class _Surface:
         )
 
     async def invoke(self, request: Request) -> Response:
+        """One invocation; the edge guard has checked the caller and parsed the body."""
         name = request.path_params["name"]
-        kind = await self._authenticate(request)
-        if isinstance(kind, Response):
-            return kind
-        if not origin_allowed(request, self.c.allowed_origins):
-            return _rejected(
-                403, "origin", "Calls are accepted only from this application's own pages.", name
-            )
-        if kind == "session":
-            token = request.headers.get(CSRF_HEADER)
-            if not self.c.csrf.verify(self._session_id(request), token):
-                return _rejected(
-                    403,
-                    "csrf",
-                    "The page's security token is missing or out of date; reload the page "
-                    "and retry. Nothing was applied.",
-                    name,
-                )
-        if not _is_json(request.headers.get("content-type")):
-            return _rejected(
-                415,
-                "content-type",
-                "Send the input as a JSON object (Content-Type: application/json).",
-                name,
-            )
-        try:
-            payload = await self._read_json(request)
-        except _BodyError as err:
-            return _rejected(err.status, err.error, err.text, name)
+        payload: Any = request.scope.get(BODY_KEY, {})
         try:
             credentials = await self._credentials(request)
         except Exception:
             _log.warning("principal_of raised; refusing the call", exc_info=True)
-            return _rejected(
+            return rejected(
                 403, "principal", "The caller could not be identified. Nothing was applied.", name
             )
         rt = await self._runtime(request)
@@ -512,7 +450,7 @@ class _Surface:
             return rt
         signal = asyncio.Event()
         invocation = Invocation(
-            transport=self.c.transport if kind == "session" else self.c.service_transport,
+            transport=self._transport(request.scope),
             signal=signal,
             credentials=credentials,
         )
@@ -528,30 +466,6 @@ class _Surface:
             watcher.cancel()
         outcome = summarize(result, capability=name if not isinstance(result, AgentError) else None)
         return JSONResponse(call_tool_result(outcome), headers={"Cache-Control": "no-store"})
-
-    async def _read_json(self, request: Request) -> Any:
-        limit = self.c.max_body
-        too_big = _BodyError(413, "too-large", f"The input is larger than the {limit}-byte limit.")
-        declared = request.headers.get("content-length")
-        if declared is not None:
-            try:
-                if int(declared) > limit:
-                    raise too_big
-            except ValueError:
-                raise _BodyError(
-                    400, "malformed", "The request's Content-Length is not a number."
-                ) from None
-        chunks = bytearray()
-        async for chunk in request.stream():
-            chunks += chunk
-            if len(chunks) > limit:
-                raise too_big
-        if not chunks.strip():
-            return {}
-        try:
-            return loads_strict(bytes(chunks))
-        except WireError as err:
-            raise _BodyError(err.status, err.code, err.text) from None
 
 
 async def _wait_disconnect(request: Request, signal: asyncio.Event) -> None:

@@ -33,11 +33,12 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
-from starlette.routing import Mount, Route
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route, request_response
 
-from .checks import host_allowed
-from .surface import DEFAULT_ALLOWED_HOSTS, SurfaceTarget, agent_surface
+from ...edge.guard import EdgeGuard, Rules
+from ...edge.hosts import HostPolicy
+from .surface import DEFAULT_MAX_BODY, SurfaceTarget, agent_surface
 
 __all__ = ["BRIDGE_FILE", "bridge_script", "mount", "script_tag", "webmcp_app", "webmcp_surface"]
 
@@ -185,13 +186,17 @@ def webmcp_app(
         bridge=script_tag(base),
     )
 
-    hosts = surface.get("allowed_hosts", DEFAULT_ALLOWED_HOSTS)
-
-    async def homepage(request: Request) -> Response:
-        if not host_allowed(request, hosts):  # the same Host check as the surface
-            return PlainTextResponse("This server does not answer for that host name.", 403)
+    async def homepage(_request: Request) -> Response:
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
+    # The page passes the same edge guard as the surface: the one Host policy (a GET page
+    # takes no credentials and no body).
+    guarded = EdgeGuard(
+        request_response(homepage),
+        hosts=HostPolicy(surface.get("allowed_hosts")),
+        classify=Rules(origin="none", body=False),
+        max_body=DEFAULT_MAX_BODY,
+    )
     return Starlette(
-        routes=[Route("/", homepage, methods=["GET"]), mount(target, path=base, **surface)]
+        routes=[Route("/", guarded, methods=["GET"]), mount(target, path=base, **surface)]
     )
