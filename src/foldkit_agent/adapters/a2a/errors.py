@@ -38,6 +38,7 @@ from starlette.types import Message as AsgiMessage
 
 from ...edge.guard import BODY_KEY, route_path
 from ...edge.wire import is_json_content_type
+from ._sdk import CLIENT_ERROR_RECORDS, DUPLICATE_RECORDS
 from .card import CARD_PATH
 
 __all__ = []
@@ -354,21 +355,6 @@ class OwnErrorText:
         return sep.join(out).encode()
 
 
-_CLIENT_ERROR_RECORDS: dict[str, tuple[str, ...]] = {
-    # logger name -> message templates that describe a client's mistake, not a defect
-    "a2a.server.routes.jsonrpc_dispatcher": ("Request Error (ID: %s)",),
-    "a2a.utils.error_handlers": ("Request error: ", "Parse error: "),
-}
-_DUPLICATE_RECORDS: dict[str, tuple[str, ...]] = {
-    # followed by one of the records above for the same request: dropped
-    "a2a.server.routes.jsonrpc_dispatcher": (
-        "Failed to parse request params",
-        "Failed to validate base JSON-RPC request",
-    ),
-    "a2a.utils.version_validator": ("Version mismatch",),
-}
-
-
 class _ClientErrorLogFilter(logging.Filter):
     """Keeps a client's mistakes to one DEBUG line without a traceback in the SDK's logs.
 
@@ -381,10 +367,10 @@ class _ClientErrorLogFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         template = str(record.msg)
-        if template.startswith(_DUPLICATE_RECORDS.get(record.name, ())):
+        if template.startswith(DUPLICATE_RECORDS.get(record.name, ())):
             return False
         if record.levelno != logging.WARNING or not template.startswith(
-            _CLIENT_ERROR_RECORDS.get(record.name, ())
+            CLIENT_ERROR_RECORDS.get(record.name, ())
         ):
             return True
         record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
@@ -394,7 +380,7 @@ class _ClientErrorLogFilter(logging.Filter):
 
 def install_log_filter() -> None:
     """Attach :class:`_ClientErrorLogFilter` to the SDK loggers, once."""
-    for name in {*_CLIENT_ERROR_RECORDS, *_DUPLICATE_RECORDS}:
+    for name in {*CLIENT_ERROR_RECORDS, *DUPLICATE_RECORDS}:
         logger = logging.getLogger(name)
         if not any(isinstance(f, _ClientErrorLogFilter) for f in logger.filters):
             logger.addFilter(_ClientErrorLogFilter())

@@ -45,6 +45,7 @@ from ...edge.approvals import ParkedApprovals
 from ...errors import AgentCancelledError, AgentUnknownCapabilityError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, summarize
+from ._sdk import unfinished_tasks
 from .approval import answer_in, approval_message, approver_name, owner_of
 from .auth import CREDENTIALS_KEY
 from .card import EXTENSION_URI
@@ -339,15 +340,9 @@ async def settle(handler: DefaultRequestHandler, grace: float) -> None:
     """Wait up to ``grace`` seconds for the SDK to deliver the events already published.
 
     ``aclose`` force-closes its active tasks; one closed before it consumed a task's last
-    status update would answer the caller with a task still ``WORKING``. The registry has no
-    public accessor in a2a-sdk 1.3, hence the guarded private reads.
+    status update would answer the caller with a task still ``WORKING``.
     """
-    registry = getattr(handler, "_active_task_registry", None)
-    active: Any = getattr(registry, "_active_tasks", None)
-    if not isinstance(active, dict):
-        return
-    events = [getattr(t, "_is_finished", None) for t in cast(dict[str, Any], active).values()]
-    waits = [asyncio.ensure_future(e.wait()) for e in events if isinstance(e, asyncio.Event)]
+    waits = [asyncio.ensure_future(e.wait()) for e in unfinished_tasks(handler)]
     if waits:
         await asyncio.wait(waits, timeout=grace)
     for wait in waits:

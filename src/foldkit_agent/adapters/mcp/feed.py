@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import mcp.types as types
+from mcp.server.connection import Connection
 from mcp.server.subscriptions import (
     ListenHandler,
     ResourceUpdated,
@@ -66,7 +67,7 @@ class LegacyPeer:
 
     __slots__ = ("closed", "connection", "draining", "queue", "uris")
 
-    def __init__(self, connection: Any) -> None:
+    def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.uris: set[str] = set()
         self.queue: deque[tuple[str, dict[str, Any] | None]] = deque()
@@ -90,14 +91,12 @@ class Feed:
         except AgentError:
             _log.warning("the host has no subscribe(); MCP clients will not be told about changes")
 
-    def peer(self, connection: Any) -> LegacyPeer:
+    def peer(self, connection: Connection) -> LegacyPeer:
         key = id(connection)
         peer = self.peers.get(key)
         if peer is None:
             peer = self.peers[key] = LegacyPeer(connection)
-            stack = getattr(connection, "exit_stack", None)
-            if stack is not None:
-                stack.callback(self._drop, key)
+            connection.exit_stack.callback(self._drop, key)
         return peer
 
     def _drop(self, key: int) -> None:

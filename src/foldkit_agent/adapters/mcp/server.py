@@ -69,6 +69,7 @@ from ...errors import AgentError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import defect, summarize
 from ...runtime.results import DispatchResult
+from ._sdk import connection_of
 from .approval import (
     INPUT_KEY,
     answer_of,
@@ -131,6 +132,8 @@ class FoldkitMCPServer(Server[Any]):
     builds its initialization options without them; protocol notes §1.3).
     """
 
+    _foldkit_adapter: _Adapter | None = None
+
     def create_initialization_options(
         self,
         notification_options: NotificationOptions | None = None,
@@ -147,21 +150,15 @@ class FoldkitMCPServer(Server[Any]):
     async def abort_calls(self, grace: float) -> None:
         """Abort every ``tools/call`` in flight and wait up to ``grace`` seconds for each to
         answer (a cancellation saying whether the Message was sent; nothing rolled back)."""
-        adapter: _Adapter | None = getattr(self, "_foldkit_adapter", None)
+        adapter = self._foldkit_adapter
         if adapter is not None:
             await adapter.abort_calls(grace)
 
     def close_feeds(self) -> None:
         """Stop watching every runtime this server has served (idempotent)."""
-        adapter: _Adapter | None = getattr(self, "_foldkit_adapter", None)
+        adapter = self._foldkit_adapter
         if adapter is not None:
             adapter.close()
-
-
-def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
-    # The SDK builds a ServerSession per request; the connection behind it is what lasts
-    # (protocol notes §1.3, correction). It has no public accessor in mcp 2.3.
-    return getattr(ctx.session, "_connection", None)
 
 
 def _text(text: str) -> list[types.ContentBlock]:
@@ -203,10 +200,10 @@ class _Adapter:
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any]
     ) -> LegacyPeer | None:
         feed = self.feed(rt)
-        connection = _connection_of(ctx)
+        connection = connection_of(ctx)
         if connection is None or ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
-        if not getattr(connection, "has_standalone_channel", False):
+        if not connection.has_standalone_channel:
             return None
         return feed.peer(connection)
 
@@ -530,5 +527,5 @@ def mcp_server(
         on_subscriptions_listen=adapter.listen,
     )
     server.middleware.append(adapter.middleware)
-    server._foldkit_adapter = adapter  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+    server._foldkit_adapter = adapter  # pyright: ignore[reportPrivateUsage]
     return server

@@ -1,0 +1,32 @@
+"""Every private part of the ``mcp`` SDK (2.3) the MCP adapter reaches, in one place.
+
+Each is covered by ``tests/adapters/mcp/test_sdk.py``, which fails when an SDK upgrade moves
+it; nothing else in :mod:`foldkit_agent.adapters.mcp` reads an SDK attribute that starts with
+an underscore.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+
+__all__ = ["connection_of"]
+
+
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    """The :class:`~mcp.server.connection.Connection` behind a request's session, or ``None``.
+
+    The SDK builds a new ``ServerSession`` for every request; the connection behind it is what
+    lasts from one request to the next (protocol notes §1.3, correction), so handshake-era
+    change feeds are keyed on it. ``ServerSession`` keeps it in the private ``_connection``
+    and mcp 2.3 has no public accessor. Everything read from the connection itself
+    (``protocol_version``, ``has_standalone_channel``, ``exit_stack``, ``notify``) is public.
+
+    Example:
+        >>> connection_of(ctx).protocol_version
+        '2025-11-25'
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None

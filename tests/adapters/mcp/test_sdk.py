@@ -1,0 +1,58 @@
+"""The private parts of the ``mcp`` SDK the adapter reaches (adapters/mcp/_sdk.py) are still
+where it reaches for them: each test fails when an SDK upgrade moves one."""
+
+from __future__ import annotations
+
+import inspect
+from contextlib import AsyncExitStack
+from typing import Any
+
+import mcp.types as types
+from mcp import Client
+from mcp.server import Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from foldkit_agent.adapters.mcp._sdk import connection_of
+
+
+def _recording_server(seen: list[Connection | None]) -> Server[Any]:
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        seen.append(connection_of(ctx))
+        return types.ListToolsResult(tools=[])
+
+    return Server("sdk-probe", on_list_tools=list_tools)
+
+
+async def test_every_request_of_one_legacy_client_reaches_the_same_connection() -> None:
+    seen: list[Connection | None] = []
+    async with Client(_recording_server(seen), mode="legacy") as client:
+        await client.list_tools()
+        await client.list_tools()
+    first, second = seen
+    assert isinstance(first, Connection)
+    assert second is first  # one per connection, although the SDK builds a session per request
+
+
+async def test_a_modern_request_reaches_a_connection_that_says_its_era() -> None:
+    seen: list[Connection | None] = []
+    async with Client(_recording_server(seen), mode="auto") as client:
+        await client.list_tools()
+    (connection,) = seen
+    assert isinstance(connection, Connection)
+    assert connection.protocol_version in MODERN_PROTOCOL_VERSIONS  # the feed skips these
+
+
+async def test_a_legacy_connection_has_what_the_change_feed_uses() -> None:
+    seen: list[Connection | None] = []
+    async with Client(_recording_server(seen), mode="legacy") as client:
+        await client.list_tools()
+        (connection,) = seen
+        assert connection is not None
+        assert connection.protocol_version == client.protocol_version
+        assert connection.has_standalone_channel is True
+        assert isinstance(connection.exit_stack, AsyncExitStack)
+        assert inspect.iscoroutinefunction(connection.notify)
+        assert list(inspect.signature(connection.notify).parameters)[:2] == ["method", "params"]
