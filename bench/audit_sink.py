@@ -65,7 +65,7 @@ def end_to_end_rate(path: Path, n: int) -> tuple[float, int]:
     """Entries/s from ``AuditLog.record`` to committed rows; also the rows found afterwards."""
     audit = AuditLog(
         capacity=1000,
-        principal=lambda who: who,
+        record_principal=lambda who: who,
         include_input=True,
         sink=SqliteAuditSink(path),
         sink_queue=n + 1,
@@ -134,7 +134,7 @@ def dispatch_p50(path: Path, dispatches: int, rounds: int) -> tuple[float, float
     def make(with_sink: bool) -> AuditLog:
         return agent.audit_log(
             capacity=1000,
-            principal=lambda u: u.id,
+            record_principal=lambda u: u.id,
             include_input=True,
             sink=SqliteAuditSink(path) if with_sink else None,
         )

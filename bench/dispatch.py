@@ -79,7 +79,7 @@ async def run() -> list[Row]:
         guarded = agent.bind(
             definition=guarded_contract(),
             host=host,
-            audit=agent.audit_log(include_input=True, redact=["qty"], principal=lambda p: p),
+            audit=agent.audit_log(include_input=True, redact=["qty"], record_principal=lambda p: p),
             principal=lambda inv: inv.credentials,
         )
 

@@ -65,7 +65,7 @@ class Setting:
     commits_at_load: int = 0
 
     def __post_init__(self) -> None:
-        self.log = AuditLog(capacity=1000, principal=lambda u: u.id, sink=self.sink)
+        self.log = AuditLog(capacity=1000, record_principal=lambda u: u.id, sink=self.sink)
 
 
 async def _sequential(rt: Any, n: int) -> list[float]:

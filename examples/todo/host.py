@@ -24,7 +24,7 @@ async def run_todo(
             host=running.host,
             audit=audit
             if audit is not None
-            else agent.audit_log(capacity=1000, principal=lambda u: u.id),
+            else agent.audit_log(capacity=1000, record_principal=lambda u: u.id),
             principal=principal,
         )
         try:

@@ -217,7 +217,7 @@ def build_app(
         webmcp.mount(
             runtime,
             path="/agent",
-            principal_of=user_of,
+            credentials_of=user_of,
             session_of=session_of,
             csrf_secret=secret,
             allowed_hosts=allowed_hosts,
@@ -248,7 +248,11 @@ async def todo_web(
         >>> async with todo_web() as web:
         ...     await uvicorn.Server(uvicorn.Config(web.app, port=8765)).serve()
     """
-    log = audit if audit is not None else agent.audit_log(capacity=1000, principal=lambda u: u.id)
+    log = (
+        audit
+        if audit is not None
+        else agent.audit_log(capacity=1000, record_principal=lambda u: u.id)
+    )
     async with run_todo(audit=log) as (running, runtime):
         sessions: dict[str, User] = {}
         app = build_app(

@@ -22,7 +22,7 @@ WAIT = 10.0
 
 def test_a_database_sink_stores_what_the_log_recorded_and_queries_it(database: Database) -> None:
     sink = database.make()
-    audit = AuditLog(sink=sink, include_input=True, principal=lambda p: p)
+    audit = AuditLog(sink=sink, include_input=True, record_principal=lambda p: p)
     start = datetime.now(UTC)
     for n in range(6):
         record(

@@ -188,7 +188,7 @@ def _walk(value: Any) -> list[Any]:
 
 
 async def test_no_model_anywhere_in_an_entry_by_any_setting() -> None:
-    audit = agent.audit_log(include_input=True, principal=lambda p: p)
+    audit = agent.audit_log(include_input=True, record_principal=lambda p: p)
     host, rt = bind(audit)
     creds = "admin"
     await rt.messages.dispatch("increment", {"by": 2}, Invocation(credentials=creds))
@@ -206,7 +206,7 @@ async def test_no_model_anywhere_in_an_entry_by_any_setting() -> None:
 
 async def test_the_principal_is_recorded_only_through_its_projection() -> None:
     plain = agent.audit_log()
-    projected = agent.audit_log(principal=lambda who: {"id": who})
+    projected = agent.audit_log(record_principal=lambda who: {"id": who})
     for audit, expected in ((plain, None), (projected, {"id": "admin"})):
         _host, rt = bind(audit)
         await rt.messages.dispatch("delete", {}, Invocation(credentials="admin"))
@@ -218,7 +218,7 @@ async def test_a_principal_projection_that_raises_records_no_principal_and_fails
     def bad(_who: Any) -> Any:
         raise ValueError("no")
 
-    audit = agent.audit_log(principal=bad)
+    audit = agent.audit_log(record_principal=bad)
     _host, rt = bind(audit)
     await rt.messages.dispatch("delete", {}, Invocation(credentials="admin"))
     [entry] = audit.entries()

@@ -186,7 +186,7 @@ def test_a_sink_without_write_is_refused() -> None:
 def test_the_jsonl_sink_writes_one_entry_per_line_and_reads_them_back(tmp_path: Path) -> None:
     path = tmp_path / "logs" / "audit.jsonl"
     sink = JsonlAuditSink(path)
-    audit = AuditLog(sink=sink, include_input=True, principal=lambda p: p)
+    audit = AuditLog(sink=sink, include_input=True, record_principal=lambda p: p)
     kept = [_record(audit, f"i{n}", principal={"id": n}, input={"n": n}) for n in range(5)]
     assert audit.close(WAIT)
     lines = path.read_text(encoding="utf-8").splitlines()

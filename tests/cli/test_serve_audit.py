@@ -54,7 +54,7 @@ def test_open_sink_reads_each_form(tmp_path: Path, postgres_dsn: str) -> None:
 
 
 def test_the_runtime_keeps_its_own_log_choices_and_refuses_a_second_sink(tmp_path: Path) -> None:
-    own = AuditLog(principal=lambda who: who["id"])
+    own = AuditLog(record_principal=lambda who: who["id"])
     _host, rt = bind(own)
     sink = SqliteAuditSink(tmp_path / "a.db")
     assert attach_audit(rt, sink) is own  # the principal projection stays

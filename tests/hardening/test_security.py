@@ -306,7 +306,7 @@ async def test_no_bearer_token_reaches_any_audit_entry_or_log_record(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     audit = agent.audit_log(
-        include_input=True, principal=lambda u: u.model_dump() if isinstance(u, User) else u
+        include_input=True, record_principal=lambda u: u.model_dump() if isinstance(u, User) else u
     )
     async with run_todo(audit=audit) as (running, rt):
         running.dispatch(_seed())

@@ -154,7 +154,7 @@ async def test_the_snapshot_is_read_before_an_async_provider_so_its_changes_are_
 
 
 async def test_f18_a_refusal_before_authorize_still_records_who_asked() -> None:
-    audit = agent.audit_log(principal=lambda who: who)
+    audit = agent.audit_log(record_principal=lambda who: who)
     provider = Provider()
     rt = agent.bind(
         definition=Contract, host=RecordingHost(Model(open=False)), audit=audit, principal=provider
@@ -169,7 +169,7 @@ async def test_f18_a_refusal_before_authorize_still_records_who_asked() -> None:
 
 
 async def test_a_provider_failing_for_the_audit_alone_records_no_principal() -> None:
-    audit = agent.audit_log(principal=lambda who: who)
+    audit = agent.audit_log(record_principal=lambda who: who)
     rt = agent.bind(
         definition=Contract, host=RecordingHost(Model()), audit=audit, principal=Provider(fail=True)
     )

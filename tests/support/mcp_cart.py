@@ -245,7 +245,7 @@ class CartApp:
 async def run_cart(definition: Any = Definition) -> AsyncGenerator[CartApp]:
     program: Program[Model, Any] = Program(init=Model(), update=update)
     async with program.run() as running:
-        audit = agent.audit_log(capacity=100, principal=lambda c: getattr(c, "id", None))
+        audit = agent.audit_log(capacity=100, record_principal=lambda c: getattr(c, "id", None))
         rt = Cart.bind(definition=definition, host=running.host, audit=audit, principal=principal)
         cart = CartApp(running, rt, audit)
         unobserve = running.host.observe(cart.applied.append)

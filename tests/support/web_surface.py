@@ -35,7 +35,7 @@ def session_of(request: Request) -> str | None:
     return sid if sid in SESSIONS else None
 
 
-def principal_of(request: Request) -> User | None:
+def credentials_of(request: Request) -> User | None:
     service = service_caller(request)
     if service is not None:
         asserted = request.headers.get(PRINCIPAL_HEADER)
@@ -88,11 +88,11 @@ class Env:
 async def environment(**kwargs: Any) -> AsyncIterator[Env]:
     from foldkit_agent import agent
 
-    audit = agent.audit_log(capacity=100, principal=lambda u: u.id)
+    audit = agent.audit_log(capacity=100, record_principal=lambda u: u.id)
     async with run_todo(audit=audit) as (running, rt):
         surface = agent_surface(
             rt,
-            principal_of=principal_of,
+            credentials_of=credentials_of,
             session_of=session_of,
             service_auth=service_auth,
             csrf_secret=SECRET,

@@ -3,8 +3,8 @@
 Each invocation writes exactly one :class:`AuditEntry`: dispatched, refused (with the error
 tag) or unknown (the host was called and the outcome could not be known). What it will not
 keep: the Model (never, by any setting), the input (unless ``include_input=True``, and then
-with ``redact`` fields replaced at any depth), and the principal (unless a ``principal=``
-projection picks what to record, such as a user id).
+with ``redact`` fields replaced at any depth), and the principal (unless a ``record_principal=``
+projection picks what to record of it, such as a user id).
 
 A sink forwards entries somewhere durable. The log hands entries to its sink on a background
 thread, in batches, behind a bounded buffer: recording never waits for the sink, so a sink
@@ -75,7 +75,7 @@ class AuditEntry:
         transport: ``Invocation.transport``.
         capability: the name the call asked for (as received, for unknown names).
         tag: the Message tag, or ``None`` when the name resolved to nothing.
-        principal: the ``principal=`` projection of the caller, or ``None``.
+        principal: what ``record_principal=`` recorded of the caller, or ``None``.
         decision: ``"dispatched"``, ``"refused"`` or ``"unknown"``.
         outcome: ``"ok"``, ``"completed"``, ``"failed"``, or the error tag.
         input: the (redacted) input when ``include_input=True``, else ``None``.
@@ -248,7 +248,7 @@ class AuditLog:
         self,
         *,
         capacity: int = 1000,
-        principal: Callable[[Any], Any] | None = None,
+        record_principal: Callable[[Any], Any] | None = None,
         include_input: bool = False,
         redact: Iterable[str] = (),
         sink: AuditSink | None = None,
@@ -267,7 +267,7 @@ class AuditLog:
         # Rows, not entries: building an AuditEntry (and its datetime) costs more than the rest
         # of recording, so it happens when entries are read or handed to a sink.
         self._entries: deque[_Row] = deque(maxlen=capacity)
-        self._principal = principal
+        self._record_principal = record_principal
         self._include_input = include_input
         self._redact = frozenset(redact)
         self.evicted = 0
@@ -297,14 +297,14 @@ class AuditLog:
 
     @property
     def records_principal(self) -> bool:
-        """Whether entries record a principal (a ``principal=`` projection was given)."""
-        return self._principal is not None
+        """Whether entries record a principal (a ``record_principal=`` projection was given)."""
+        return self._record_principal is not None
 
     def use_sink(self, sink: AuditSink) -> None:
         """Forward the entries recorded from now on to ``sink``, on a log made without one.
 
         What ``foldkit-agent serve --audit`` does with the runtime's own log, so its
-        ``principal=``/``include_input`` choices stay. Entries already kept in memory are not
+        ``record_principal=``/``include_input`` choices stay. Entries already kept in memory are not
         forwarded.
 
         Raises:
@@ -417,9 +417,9 @@ class AuditLog:
         approved_by: str | None = None,
     ) -> _Row:
         who = None
-        if principal is not None and self._principal is not None:
+        if principal is not None and self._record_principal is not None:
             try:
-                who = self._principal(principal)
+                who = self._record_principal(principal)
             except Exception:
                 _log.warning("the audit principal projection raised; no principal recorded")
                 who = None
@@ -723,7 +723,7 @@ def redact(value: Any, fields: frozenset[str]) -> Any:
 def audit_log(
     *,
     capacity: int = 1000,
-    principal: Callable[[Any], Any] | None = None,
+    record_principal: Callable[[Any], Any] | None = None,
     include_input: bool = False,
     redact: Iterable[str] = (),
     sink: AuditSink | None = None,
@@ -733,8 +733,9 @@ def audit_log(
 
     Args:
         capacity: entries kept in memory (oldest evicted first; see ``AuditLog.evicted``).
-        principal: ``(principal) -> JSON value`` choosing what to record of the caller, such as
-            ``lambda user: user.id``. Without it no principal is recorded.
+        record_principal: ``(principal) -> JSON value`` choosing what to record of the caller
+            (the principal ``bind(principal=...)`` provided), such as ``lambda user: user.id``.
+            Without it no principal is recorded.
         include_input: record the call's input (off by default: it may carry anything).
         redact: field names replaced by ``"[redacted]"`` at any depth of the recorded input.
         sink: an :class:`AuditSink` receiving batches on a background thread, such as
@@ -749,12 +750,12 @@ def audit_log(
         ValueError: ``capacity`` is below 1, or ``commit_timeout`` is not positive.
 
     Example:
-        >>> audit = audit_log(capacity=500, principal=lambda u: u.id, include_input=True,
+        >>> audit = audit_log(capacity=500, record_principal=lambda u: u.id, include_input=True,
         ...                   redact=["password"], sink=SqliteAuditSink("audit.db"))
     """
     return AuditLog(
         capacity=capacity,
-        principal=principal,
+        record_principal=record_principal,
         include_input=include_input,
         redact=redact,
         sink=sink,

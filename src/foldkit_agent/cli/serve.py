@@ -6,8 +6,8 @@ manager runs the application for as long as the server runs.
 
 Over HTTP every adapter contributes one Starlette app; :func:`combine` joins them into one
 server (requests go to the first app with a matching route) and runs all their lifespans.
-Adapters are registered in :data:`HTTP_PARTS`-style lists built by :func:`http_parts`, so
-adding one (A2A, WebMCP) is one more entry there and one more option on the command.
+:func:`http_parts` builds the list of those apps (one :data:`HttpPart` each) from the options,
+so adding an adapter is one more entry there and one more option on the command.
 """
 
 from __future__ import annotations
@@ -455,7 +455,7 @@ async def _serve_stdio(
         return user
 
     with guard.lifted():  # serve_stdio claims the real stdout as its wire
-        await serve_stdio(rt, name=name, version=__version__, principal_of=local_user)
+        await serve_stdio(rt, name=name, version=__version__, credentials_of=local_user)
 
 
 @app.command(cls=Command)

@@ -262,7 +262,7 @@ async def test_explicit_local_principal() -> None:
             cart.rt,
             name="cart",
             version="1",
-            principal_of=lambda _ctx: Caller("me", ("cart:admin",)),
+            credentials_of=lambda _ctx: Caller("me", ("cart:admin",)),
         )
         async with Client(server) as client:
             result = await client.call_tool("reset", {})

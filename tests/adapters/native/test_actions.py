@@ -329,7 +329,7 @@ TOKEN = "native-service-token-0123456789"
 USERS = {"alice@example.com": User(id="alice", can_delete=True), "bob@example.com": User(id="bob")}
 
 
-def principal_of(request: Request) -> User | None:
+def credentials_of(request: Request) -> User | None:
     caller = native_caller(request)
     if caller is None or caller.service != "mail-app" or caller.user_email is None:
         return None
@@ -358,7 +358,9 @@ def auth(token: str = TOKEN, **caller: str) -> dict[str, str]:
 async def test_forged_caller_without_service_token_is_refused(
     runtime: AgentRuntime[Any, Any],
 ) -> None:
-    application = native_app(runtime, service_tokens={TOKEN: "mail-app"}, principal_of=principal_of)
+    application = native_app(
+        runtime, service_tokens={TOKEN: "mail-app"}, credentials_of=credentials_of
+    )
     async with client(application) as http:
         forged = await http.post(
             "/agent/invoke/create_todo",
@@ -386,7 +388,9 @@ async def test_forged_caller_without_service_token_is_refused(
 async def test_service_caller_reaches_the_runtime_with_its_principal(
     runtime: AgentRuntime[Any, Any],
 ) -> None:
-    application = native_app(runtime, service_tokens={TOKEN: "mail-app"}, principal_of=principal_of)
+    application = native_app(
+        runtime, service_tokens={TOKEN: "mail-app"}, credentials_of=credentials_of
+    )
     async with client(application) as http:
         created = await http.post(
             "/agent/invoke/create_todo",
@@ -443,7 +447,9 @@ def test_native_app_refuses_weak_token_configuration() -> None:
 async def test_caller_header_that_is_not_percent_encoded_utf8_is_refused(
     runtime: AgentRuntime[Any, Any],
 ) -> None:
-    application = native_app(runtime, service_tokens={TOKEN: "mail-app"}, principal_of=principal_of)
+    application = native_app(
+        runtime, service_tokens={TOKEN: "mail-app"}, credentials_of=credentials_of
+    )
     async with client(application) as http:
         response = await http.post(
             "/agent/invoke/create_todo", json={"title": "Milk"}, headers=auth(user="%FF%FE")

@@ -40,7 +40,7 @@ if NODE is None or not (INTEROP / "node_modules" / "@agent-native" / "core").is_
     pytest.skip("node and tests/interop/node_modules are needed", allow_module_level=True)
 
 
-def principal_of(request: Request) -> User | None:
+def credentials_of(request: Request) -> User | None:
     """Trust the asserted e-mail only from the authenticated mail-app service."""
     caller = native_caller(request)
     if caller is None or caller.service != SERVICE or caller.user_email is None:
@@ -71,7 +71,7 @@ async def server() -> AsyncIterator[tuple[str, PerUser]]:
     async with AsyncExitStack() as stack:
         resolve = PerUser(stack)
         application = native_app(
-            resolve, service_tokens={TOKEN: SERVICE}, principal_of=principal_of
+            resolve, service_tokens={TOKEN: SERVICE}, credentials_of=credentials_of
         )
         async with serve(application) as origin:
             yield f"{origin}/agent", resolve

@@ -245,7 +245,7 @@ async def test_principal_hook_failure_refuses_without_dispatch(env: Env) -> None
 # -- service callers -------------------------------------------------------------------------
 
 
-async def test_service_token_skips_csrf_but_goes_through_principal_of(env: Env) -> None:
+async def test_service_token_skips_csrf_but_goes_through_credentials_of(env: Env) -> None:
     env.running.dispatch(ReceivedTodos(todos=(Todo(id="t1", title="A", saved=True),)))
     env.running.dispatch(SelectedTodo(id="t1"))
     auth = {"authorization": f"Bearer {SERVICE_TOKEN}"}

@@ -11,11 +11,11 @@ from __future__ import annotations
 from .http import DEFAULT_MAX_BODY, StaticTokenVerifier, http_app
 from .local import LocalUser, parse_local_user
 from .server import (
+    CredentialsOf,
     FoldkitMCPServer,
-    PrincipalOf,
     Resolve,
     Target,
-    default_principal_of,
+    default_credentials_of,
     mcp_server,
 )
 from .shapes import CONTEXT_URI, OUTPUT_SCHEMA, RESOURCE_URI_PREFIX
@@ -26,13 +26,13 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "OUTPUT_SCHEMA",
     "RESOURCE_URI_PREFIX",
+    "CredentialsOf",
     "FoldkitMCPServer",
     "LocalUser",
-    "PrincipalOf",
     "Resolve",
     "StaticTokenVerifier",
     "Target",
-    "default_principal_of",
+    "default_credentials_of",
     "http_app",
     "mcp_server",
     "parse_local_user",

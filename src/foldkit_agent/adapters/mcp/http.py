@@ -38,7 +38,7 @@ from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...runtime.bound import AgentRuntime
-from .server import PrincipalOf, Resolve, mcp_server
+from .server import CredentialsOf, Resolve, mcp_server
 
 __all__ = [
     "DEFAULT_MAX_BODY",
@@ -159,7 +159,7 @@ def http_app(
     name: str,
     version: str,
     instructions: str | None = None,
-    principal_of: PrincipalOf | None = None,
+    credentials_of: CredentialsOf | None = None,
     path: str = "/mcp",
     host: str = "127.0.0.1",
     token_verifier: TokenVerifier | None = None,
@@ -171,7 +171,7 @@ def http_app(
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
     Args:
-        target, name, version, instructions, principal_of: as :func:`mcp_server`.
+        target, name, version, instructions, credentials_of: as :func:`mcp_server`.
         path: the endpoint path.
         host: the host the app will be served on; a name (not a wildcard such as ``0.0.0.0``)
             is accepted in ``Host`` besides the loopback names.
@@ -203,7 +203,7 @@ def http_app(
         >>> uvicorn.run(app, host="127.0.0.1", port=8000)
     """
     server = mcp_server(
-        target, name=name, version=version, instructions=instructions, principal_of=principal_of
+        target, name=name, version=version, instructions=instructions, credentials_of=credentials_of
     )
     if token_verifier is not None and auth is None:
         auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)  # pyright: ignore[reportArgumentType]

@@ -86,10 +86,10 @@ _log = logging.getLogger("foldkit_agent.adapters.mcp")
 
 __all__ = [
     "FoldkitMCPServer",
-    "PrincipalOf",
+    "CredentialsOf",
     "Resolve",
     "Target",
-    "default_principal_of",
+    "default_credentials_of",
     "mcp_server",
 ]
 
@@ -104,20 +104,20 @@ Resolve = Callable[
 
 Target = "AgentRuntime[Any, Any] | Resolve"
 
-PrincipalOf = Callable[[ServerRequestContext[Any, Any]], Any]
+CredentialsOf = Callable[[ServerRequestContext[Any, Any]], Any]
 """``(request_context) -> credentials`` put on ``Invocation.credentials`` (``None`` = nobody)."""
 
 
-def default_principal_of(ctx: ServerRequestContext[Any, Any]) -> AccessToken | None:
+def default_credentials_of(ctx: ServerRequestContext[Any, Any]) -> AccessToken | None:
     """The credentials of a call: the bearer token the HTTP transport verified, else ``None``.
 
     Reads the SDK's ``get_access_token()`` (set by its bearer-auth middleware, §1.6 of the
     protocol notes). Never reads the call's arguments or ``_meta``. Over stdio and in-memory
     there is no token, so protected capabilities are refused (fail closed) unless the host
-    passes its own ``principal_of``.
+    passes its own ``credentials_of``.
 
     Example:
-        >>> default_principal_of(ctx)  # over HTTP with "Authorization: Bearer alice-token"
+        >>> default_credentials_of(ctx)  # over HTTP with "Authorization: Bearer alice-token"
         AccessToken(token='alice-token', client_id='demo', scopes=['todos:delete'], ...)
     """
     del ctx
@@ -168,11 +168,11 @@ def _text(text: str) -> list[types.ContentBlock]:
 class _Adapter:
     """The handlers and per-runtime change feeds behind one :class:`FoldkitMCPServer`."""
 
-    def __init__(self, target: object, principal_of: PrincipalOf | None) -> None:
+    def __init__(self, target: object, credentials_of: CredentialsOf | None) -> None:
         check_target(target, "mcp_server")
         self.target = target
         self.static = static_runtime(target)
-        self.principal_of: PrincipalOf = principal_of or default_principal_of
+        self.credentials_of: CredentialsOf = credentials_of or default_credentials_of
         self.feeds: dict[int, tuple[AgentRuntime[Any, Any], Feed]] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
         self.calls: dict[asyncio.Future[Any], asyncio.Event] = {}  # in flight -> its signal
@@ -248,11 +248,11 @@ class _Adapter:
             return await self.resume_approval(ctx, params)
         rt = await self.runtime(ctx)
         try:
-            credentials = self.principal_of(ctx)
+            credentials = self.credentials_of(ctx)
             if inspect.isawaitable(credentials):
                 credentials = await credentials
         except Exception:
-            _log.warning("principal_of raised; calling with no credentials", exc_info=True)
+            _log.warning("credentials_of raised; calling with no credentials", exc_info=True)
             credentials = None
         signal = asyncio.Event()
         approver, asked = self.approver_for(ctx, credentials)
@@ -333,7 +333,7 @@ class _Adapter:
                 is_error=True,
             )
         try:
-            credentials = self.principal_of(ctx)
+            credentials = self.credentials_of(ctx)
             if inspect.isawaitable(credentials):
                 credentials = await credentials
         except Exception:
@@ -476,7 +476,7 @@ def mcp_server(
     name: str,
     version: str,
     instructions: str | None = None,
-    principal_of: PrincipalOf | None = None,
+    credentials_of: CredentialsOf | None = None,
 ) -> FoldkitMCPServer:
     """Build a low-level MCP server for a bound runtime.
 
@@ -487,9 +487,9 @@ def mcp_server(
             it has seen for change notifications until :meth:`FoldkitMCPServer.close_feeds`.
         name, version: the server's ``serverInfo``.
         instructions: optional text a client may show its model.
-        principal_of: ``(request_context) -> credentials`` (sync or async) placed on
+        credentials_of: ``(request_context) -> credentials`` (sync or async) placed on
             ``Invocation.credentials`` for the runtime's principal provider. Default:
-            :func:`default_principal_of` (the verified bearer token; ``None`` on stdio).
+            :func:`default_credentials_of` (the verified bearer token; ``None`` on stdio).
             Never derive it from the call's arguments or ``_meta``.
 
     Returns:
@@ -512,7 +512,7 @@ def mcp_server(
         >>> result.structured_content["status"]
         'completed'
     """
-    adapter = _Adapter(target, principal_of)
+    adapter = _Adapter(target, credentials_of)
     server = FoldkitMCPServer(
         name,
         version=version,

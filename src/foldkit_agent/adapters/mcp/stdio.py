@@ -23,7 +23,7 @@ from ...edge.wire import (
     loads_strict,
 )
 from ...runtime.bound import AgentRuntime
-from .server import PrincipalOf, Resolve, mcp_server
+from .server import CredentialsOf, Resolve, mcp_server
 
 __all__ = [
     "serve_stdio",
@@ -36,13 +36,13 @@ async def serve_stdio(
     name: str,
     version: str,
     instructions: str | None = None,
-    principal_of: PrincipalOf | None = None,
+    credentials_of: CredentialsOf | None = None,
 ) -> None:
     """Serve MCP over this process's stdin/stdout until the client closes the pipe.
 
     Same arguments as :func:`mcp_server`. stdio authenticates nobody: with the default
-    ``principal_of`` every call has ``credentials=None``, so capabilities guarded by
-    ``authorize`` are refused (fail closed) unless the host passes a local ``principal_of``.
+    ``credentials_of`` every call has ``credentials=None``, so capabilities guarded by
+    ``authorize`` are refused (fail closed) unless the host passes a local ``credentials_of``.
 
     Example:
         >>> async with examples.todo.runtime() as rt:
@@ -51,7 +51,7 @@ async def serve_stdio(
     from mcp.server.stdio import stdio_server
 
     server = mcp_server(
-        target, name=name, version=version, instructions=instructions, principal_of=principal_of
+        target, name=name, version=version, instructions=instructions, credentials_of=credentials_of
     )
     try:
         with _claimed_stdio() as (wire_in, wire_out):

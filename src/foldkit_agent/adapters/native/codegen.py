@@ -20,7 +20,7 @@ runtime on the Python side):
 
    :func:`native_app` is the matching Python side: the HTTP surface restricted to callers that
    present a service token, with the caller context they assert made available to the
-   application's principal hook only after the token was checked.
+   application's ``credentials_of`` hook only after the token was checked.
 
 Environment of the generated actions (read on every call, in the Agent Native server):
 
@@ -43,7 +43,7 @@ Example::
 
     files = write_actions(AppAgent, Path("actions"), url="http://127.0.0.1:8000/agent")
     app = native_app(resolve, service_tokens={os.environ["FOLDKIT_AGENT_TOKEN"]: "mail-app"},
-                     principal_of=user_from_native_caller)
+                     credentials_of=user_from_native_caller)
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from .codegen import CALLER_HEADER, ORG_HEADER
 __all__ = [
     "MIN_TOKEN_LENGTH",
     "NativeCaller",
-    "PrincipalOf",
+    "CredentialsOf",
     "native_app",
     "native_caller",
 ]
@@ -72,7 +72,7 @@ def native_caller(request: Request) -> NativeCaller | None:
             refuses the call with 403).
 
     Example:
-        >>> def principal_of(request):
+        >>> def credentials_of(request):
         ...     caller = native_caller(request)
         ...     return None if caller is None else users.get(caller.user_email)
     """
@@ -106,14 +106,14 @@ def _token_table(service_tokens: Mapping[str, Any] | Iterable[str]) -> TokenTabl
         ) from None
 
 
-PrincipalOf = Callable[[Request], Any]
+CredentialsOf = Callable[[Request], Any]
 
 
 def native_app(
     target: SurfaceTarget,
     *,
     service_tokens: Mapping[str, Any] | Iterable[str],
-    principal_of: PrincipalOf | None = None,
+    credentials_of: CredentialsOf | None = None,
     path: str = "/agent",
     allowed_hosts: Iterable[str] | str | None = None,
     transport: str = "agent-native",
@@ -133,7 +133,7 @@ def native_app(
             :func:`native_caller` tells who is asking.
         service_tokens: accepted tokens, either ``{token: service identity}`` or a collection
             of tokens (identity ``"agent-native"``); each at least 16 characters.
-        principal_of: ``(request) -> credentials`` (sync or async) placed on
+        credentials_of: ``(request) -> credentials`` (sync or async) placed on
             ``Invocation.credentials`` for the runtime's principal provider. Default:
             :func:`native_caller` (a :class:`NativeCaller`). A custom hook should call
             :func:`native_caller` and map the asserted user to the application's own
@@ -157,12 +157,12 @@ def native_app(
     """
     table = _token_table(service_tokens)
 
-    async def default_principal(request: Request) -> Any:
+    async def default_credentials(request: Request) -> Any:
         return native_caller(request)
 
-    hook: PrincipalOf = principal_of if principal_of is not None else default_principal
+    hook: CredentialsOf = credentials_of if credentials_of is not None else default_credentials
 
-    async def principal(request: Request) -> Any:
+    async def credentials(request: Request) -> Any:
         if service_caller(request) is None:  # unreachable behind the guard; fail closed
             return None
         value = hook(request)
@@ -172,7 +172,7 @@ def native_app(
 
     surface = agent_surface(
         target,
-        principal_of=principal,
+        credentials_of=credentials,
         service_auth=table.lookup,
         allowed_hosts=allowed_hosts,
         transport=transport,

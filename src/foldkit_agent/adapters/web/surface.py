@@ -8,7 +8,7 @@ at ``/agent``)::
     from starlette.routing import Mount
     from foldkit_agent.adapters.web import agent_surface
 
-    app = Starlette(routes=[Mount("/agent", app=agent_surface(runtime, principal_of=user_of))])
+    app = Starlette(routes=[Mount("/agent", app=agent_surface(runtime, credentials_of=user_of))])
 
 Routes, relative to the mount point:
 
@@ -50,12 +50,12 @@ request refused there is answered in the shape below, audited when it names a ca
 * **Service callers** (server to server, e.g. an Agent Native server): a request carrying
   ``Authorization: Bearer <token>`` is authenticated by the ``service_auth(token)`` hook and
   skips the CSRF token (it has no cookies). Without a hook, or when the hook returns ``None``,
-  it is refused with 401. It still passes the Host and Origin checks, and its principal still
-  comes from ``principal_of(request)``, which can call :func:`service_caller` to learn which
+  it is refused with 401. It still passes the Host and Origin checks, and its credentials still
+  come from ``credentials_of(request)``, which can call :func:`service_caller` to learn which
   service is asking and decide whether to trust a user it asserts (say in an
   ``X-Foldkit-Principal`` header).
-* **Principal**: only ever ``principal_of(request)``, put on ``Invocation.credentials``; the
-  runtime's principal provider reads it. Never the body.
+* **Principal**: the runtime's principal provider reads ``Invocation.credentials``, which is only
+  ever what ``credentials_of(request)`` returned. Never the body.
 
 Bodies are read only after the credentials passed. They are JSON only (415 otherwise) and at
 most ``max_body`` bytes (413, before reading when ``Content-Length`` says so). Malformed JSON,
@@ -127,7 +127,7 @@ _log = logging.getLogger("foldkit_agent.adapters.web.surface")
 PRINCIPAL_HEADER = "X-Foldkit-Principal"
 """A conventional header for a *service* caller to assert the end user it acts for.
 
-The surface never reads it; a ``principal_of`` hook may, after checking :func:`service_caller`.
+The surface never reads it; a ``credentials_of`` hook may, after checking :func:`service_caller`.
 """
 
 
@@ -143,7 +143,7 @@ Resolve = Callable[[Request], AgentRuntime[Any, Any] | Awaitable[AgentRuntime[An
 SurfaceTarget = AgentRuntime[Any, Any] | Resolve
 """What :func:`agent_surface` serves: one bound runtime, or a :data:`Resolve` callable."""
 
-PrincipalOf = Callable[[Request], Any]
+CredentialsOf = Callable[[Request], Any]
 ServiceAuth = Callable[[str], Any]
 SessionOf = Callable[[Request], Any]
 
@@ -174,7 +174,7 @@ def call_tool_result(outcome: Outcome) -> dict[str, Any]:
 def service_caller(request: Request) -> Any | None:
     """The service identity ``service_auth`` returned for this request, or ``None``.
 
-    Call it from ``principal_of``: ``None`` means the caller is a browser page with a session;
+    Call it from ``credentials_of``: ``None`` means the caller is a browser page with a session;
     otherwise it is a server authenticated by a service token, and any end user it asserts
     (say in :data:`PRINCIPAL_HEADER`) is trusted only as far as you decide.
     """
@@ -187,7 +187,7 @@ def service_caller(request: Request) -> Any | None:
 @dataclass(frozen=True, slots=True)
 class _Config:
     target: Any
-    principal_of: PrincipalOf | None
+    credentials_of: CredentialsOf | None
     session_of: SessionOf | None
     csrf: CsrfTokens
     transport: str
@@ -198,7 +198,7 @@ class _Config:
 def agent_surface(
     target: SurfaceTarget,
     *,
-    principal_of: PrincipalOf | None = None,
+    credentials_of: CredentialsOf | None = None,
     session_of: SessionOf | None = None,
     service_auth: ServiceAuth | None = None,
     csrf_secret: bytes | None = None,
@@ -217,7 +217,7 @@ def agent_surface(
         target: a bound :class:`~foldkit_agent.runtime.AgentRuntime`, or
             ``resolve(request) -> AgentRuntime`` (sync or async) for one application
             instance per user or tenant.
-        principal_of: ``(request) -> credentials`` (sync or async), read from the page's
+        credentials_of: ``(request) -> credentials`` (sync or async), read from the page's
             session or, for a service caller, from what it asserts; the value becomes
             ``Invocation.credentials``. ``None`` (or the hook returning ``None``) means no
             credentials. An exception refuses the call with 403 and dispatches nothing.
@@ -248,11 +248,11 @@ def agent_surface(
             malformed ``allowed_hosts``/``allowed_origins`` entry.
 
     Example:
-        >>> app = agent_surface(runtime, principal_of=lambda r: sessions.get(r.cookies.get("sid")))
+        >>> app = agent_surface(runtime, credentials_of=lambda r: users.get(r.cookies.get("sid")))
     """
     config = _Config(
         target=target,
-        principal_of=principal_of,
+        credentials_of=credentials_of,
         session_of=session_of,
         csrf=CsrfTokens(csrf_secret),
         transport=transport,
@@ -326,9 +326,9 @@ class _Surface:
             audit_refusal(rt, capability=rules.capability, transport=transport, err=err)
 
     async def _credentials(self, request: Request) -> Any:
-        if self.c.principal_of is None:
+        if self.c.credentials_of is None:
             return None
-        return await settle(self.c.principal_of(request))
+        return await settle(self.c.credentials_of(request))
 
     # -- routes -------------------------------------------------------------------------------
 
@@ -441,7 +441,7 @@ class _Surface:
         try:
             credentials = await self._credentials(request)
         except Exception:
-            _log.warning("principal_of raised; refusing the call", exc_info=True)
+            _log.warning("credentials_of raised; refusing the call", exc_info=True)
             return rejected(
                 403, "principal", "The caller could not be identified. Nothing was applied.", name
             )

@@ -18,7 +18,7 @@ Typical use, in an application that already has a Starlette app and a session::
 
     app = Starlette(routes=[
         Route("/", homepage),                      # its HTML includes webmcp.script_tag()
-        webmcp.mount(runtime, principal_of=user_from_session, session_of=session_id),
+        webmcp.mount(runtime, credentials_of=user_from_session, session_of=session_id),
     ])
 
 or, for a runtime without a page of its own, :func:`webmcp_app` serves a plain page too.
@@ -70,7 +70,7 @@ def webmcp_surface(target: SurfaceTarget, **surface: Any) -> Starlette:
     Args:
         target: a bound runtime or ``resolve(request) -> AgentRuntime``.
         **surface: keyword arguments of :func:`foldkit_agent.adapters.web.surface.agent_surface`
-            (``principal_of``, ``session_of``, ``service_auth``, ``allowed_hosts``, ...);
+            (``credentials_of``, ``session_of``, ``service_auth``, ``allowed_hosts``, ...);
             ``transport`` defaults to ``"webmcp"``.
 
     Returns:
@@ -86,7 +86,7 @@ def mount(target: SurfaceTarget, *, path: str = "/agent", **surface: Any) -> Mou
     """A Starlette ``Mount`` serving the bridge and the JSON surface under ``path``.
 
     Example:
-        >>> app = Starlette(routes=[Route("/", page), webmcp.mount(runtime, principal_of=who)])
+        >>> app = Starlette(routes=[Route("/", page), webmcp.mount(runtime, credentials_of=who)])
     """
     return Mount(path.rstrip("/") or "/", app=webmcp_surface(target, **surface))
 
