@@ -2,6 +2,7 @@
 #   make demo   the todo app driven by an agent over real MCP
 #   make test   the whole test suite (Python, Node interop peers, headless Chromium,
 #               a throwaway PostgreSQL cluster)
+#   make unit   the Python suite without Node peers or Chromium (the fast loop)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +11,7 @@ STAMP  := $(VENV)/.installed
 NODE_STAMP := tests/interop/node_modules/.installed
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test lint format bench soak check install node chromium postgres clean
+.PHONY: demo test unit lint format bench soak check install node chromium postgres clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +51,12 @@ demo: $(STAMP)
 
 test: $(STAMP) node chromium postgres
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
+
+# Every test that needs a Node peer or Chromium carries the `interop` or `browser` marker
+# (tests/test_architecture.py checks that), so this needs neither installed; the audit
+# tests' throwaway PostgreSQL cluster stays in.
+unit: $(STAMP) postgres
+	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q -m "not interop and not browser"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests examples bench

@@ -1,0 +1,90 @@
+"""The project's own files keep their promises: the sdist lists only files that exist (the MIT
+LICENSE among them), ruff excludes only paths that exist, every package src imports is
+declared, and the Makefile's fast loop and Chromium check need neither peers nor root."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from typing import Any
+
+from tests.support.paths import ROOT
+
+PYPROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_the_sdist_includes_only_files_that_exist_and_the_mit_license_is_one() -> None:
+    include: list[str] = PYPROJECT["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    assert "LICENSE" in include
+    assert [p for p in include if not (ROOT / p).exists()] == []
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n")
+    assert "Copyright (c) 2026 foldkit-agent contributors" in text
+    assert PYPROJECT["project"]["license"] == "MIT"
+
+
+def test_ruff_excludes_only_paths_that_exist() -> None:
+    excluded: list[str] = PYPROJECT["tool"]["ruff"]["extend-exclude"]
+    assert [p for p in excluded if not (ROOT / p).exists()] == []
+
+
+def _requirement_names(specs: list[str]) -> set[str]:
+    return {re.split(r"[\[<>=!~; ]", s, maxsplit=1)[0].lower().replace("_", "-") for s in specs}
+
+
+def test_every_package_src_imports_is_declared_outside_the_dev_extra() -> None:
+    project = PYPROJECT["project"]
+    declared = _requirement_names(project["dependencies"])
+    for extra, specs in project["optional-dependencies"].items():
+        if extra != "dev":
+            declared |= _requirement_names(specs)
+    distributions = importlib.metadata.packages_distributions()
+    undeclared: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "src" / "foldkit_agent").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            for top in tops:
+                if top in sys.stdlib_module_names or top in ("foldkit_agent", "examples"):
+                    continue
+                dists = {d.lower().replace("_", "-") for d in distributions.get(top, [])}
+                if not dists & declared:
+                    undeclared.setdefault(top, []).append(path.name)
+    assert undeclared == {}
+
+
+def _make(*args: str) -> subprocess.CompletedProcess[str]:
+    make = shutil.which("make")
+    assert make is not None, "make is needed to build and test this project"
+    return subprocess.run(
+        [make, "--no-print-directory", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_make_unit_runs_the_suite_without_the_node_and_chromium_tests() -> None:
+    planned = _make("-n", "unit")
+    assert planned.returncode == 0, planned.stderr
+    (pytest_line,) = [line for line in planned.stdout.splitlines() if "-m pytest" in line]
+    assert '-m "not interop and not browser"' in pytest_line
+    assert "FOLDKIT_NO_SKIP=1" in pytest_line  # what it does run allows no skips
+
+
+def test_make_chromium_does_nothing_when_chromium_is_present() -> None:
+    done = _make("-s", "chromium", f"CHROMIUM={sys.executable}")  # an executable that exists
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    recipe = (ROOT / "Makefile").read_text()
+    assert "sudo " not in recipe.replace("'sudo apt-get install chromium'", "")  # only advised
