@@ -9,7 +9,7 @@ does: it only calls tools it is offered at that step, reads each tool's answer, 
 itself when a call is refused. Swap ``FunctionModel(ScriptedCopilot())`` for a real model name
 (``"openai:gpt-5"``, ...) and nothing else changes.
 
-The signed-in user is the run's ``deps``; the toolset reads it (``principal_of``) and the
+The signed-in user is the run's ``deps``; the toolset reads it (``credentials_of``) and the
 runtime's principal provider decides what that user may do. The model's arguments never name
 the caller.
 """
@@ -123,7 +123,7 @@ async def main() -> None:
         copilot = Agent(
             FunctionModel(copilot_model),
             deps_type=User,
-            toolsets=[toolset(rt, principal_of=lambda ctx: ctx.deps)],
+            toolsets=[toolset(rt, credentials_of=lambda ctx: ctx.deps)],
             instructions="You manage the user's todo list with the tools you are given.",
         )
 

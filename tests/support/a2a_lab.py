@@ -1,4 +1,5 @@
-"""Shared pieces for the A2A tests: an auth backend, a small lab app, and request helpers."""
+"""Shared pieces for the A2A tests: an auth backend, a small lab app, request helpers and an
+in-process SDK client."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, create_client
 from pydantic import BaseModel
 from starlette.authentication import (
     AuthCredentials,
@@ -162,3 +165,25 @@ def skill_request(skill: str | None, args: Any = None, *, where: str = "request"
     if skill is not None and where == "request":
         req.metadata.update({EXTENSION_URI: {"skill": skill}})
     return req
+
+
+BASE = "http://testserver"
+"""The origin the in-process A2A tests address (``httpx.ASGITransport``)."""
+
+
+@asynccontextmanager
+async def a2a_client(
+    app: Any, token: str | None = None, *, streaming: bool = False
+) -> AsyncIterator[Any]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=headers
+    ) as hc:
+        card = await A2ACardResolver(hc, BASE).get_agent_card()
+        client = await create_client(
+            card, client_config=ClientConfig(httpx_client=hc, streaming=streaming)
+        )
+        try:
+            yield client
+        finally:
+            await client.close()

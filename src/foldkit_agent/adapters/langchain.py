@@ -9,7 +9,7 @@ its capability is unavailable is refused by the runtime, and the model reads why
 
 Every call goes through the runtime's five dispatch steps with
 ``Invocation(transport="langchain", credentials=...)``: the credentials are what the application
-passed when it built the tools (``principal=``) or what ``principal_of(config)`` reads from the
+passed when it built the tools (``credentials=``) or what ``credentials_of(config)`` reads from the
 run's ``RunnableConfig`` (``config["configurable"]``), never anything from the model's arguments.
 
 What the model reads, as the ``ToolMessage`` of a tool call:
@@ -33,7 +33,7 @@ Example::
 
     from foldkit_agent.adapters.langchain import available, tools
 
-    every_tool = tools(runtime, principal=current_user)
+    every_tool = tools(runtime, credentials=current_user)
     ai = await llm.bind_tools(available(every_tool, runtime)).ainvoke(messages)
     for call in ai.tool_calls:
         messages.append(await by_name[call["name"]].ainvoke(call))
@@ -41,7 +41,6 @@ Example::
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -52,10 +51,11 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime, static_runtime
 from ..runtime.bound import AgentRuntime
 
-__all__ = ["TRANSPORT", "CapabilityTool", "PrincipalOf", "Resolve", "available", "tools"]
+__all__ = ["TRANSPORT", "CapabilityTool", "CredentialsOf", "Resolve", "available", "tools"]
 
 
 TRANSPORT: Final = "langchain"
@@ -67,7 +67,7 @@ Resolve: TypeAlias = Callable[
 """``(config) -> AgentRuntime`` (or an awaitable of one): one runtime per user or tenant, read
 from ``config["configurable"]``."""
 
-PrincipalOf: TypeAlias = Callable[[RunnableConfig], Any]
+CredentialsOf: TypeAlias = Callable[[RunnableConfig], Any]
 """``(config) -> credentials`` (or an awaitable), put on ``Invocation.credentials``."""
 
 T = TypeVar("T")
@@ -103,21 +103,14 @@ class CapabilityTool(StructuredTool):
 class _Tools:
     """What every tool built by one :func:`tools` call shares."""
 
-    def __init__(self, target: object, principal: Any, principal_of: PrincipalOf | None) -> None:
+    def __init__(self, target: object, credentials: CallerCredentials[RunnableConfig]) -> None:
         check_target(target, "tools")
         self.target = target
         self.static = static_runtime(target)
-        self.principal = principal
-        self.principal_of = principal_of
+        self.credentials = credentials.of
 
     async def runtime(self, config: RunnableConfig) -> AgentRuntime[Any, Any]:
         return await resolve_runtime(self.target, config)
-
-    async def credentials(self, config: RunnableConfig) -> Any:
-        if self.principal_of is None:
-            return self.principal
-        got = self.principal_of(config)
-        return await got if inspect.isawaitable(got) else got
 
     def tool(self, cap: Capability) -> CapabilityTool:
         name = cap.name
@@ -147,8 +140,8 @@ def tools(
     target: AgentRuntime[Any, Any] | Resolve,
     *,
     definition: AgentDefinition | None = None,
-    principal: Any = None,
-    principal_of: PrincipalOf | None = None,
+    credentials: Any = None,
+    credentials_of: CredentialsOf | None = None,
 ) -> list[CapabilityTool]:
     """The contract's capabilities as LangChain structured tools (every one; see :func:`available`).
 
@@ -157,25 +150,23 @@ def tools(
             one application instance per user or tenant (read ``config["configurable"]``).
         definition: the contract (from ``agent.make``); required with a ``resolve`` target.
             Defaults to the runtime's.
-        principal: the credentials every call carries (``Invocation.credentials``, read by the
+        credentials: the credentials every call carries (``Invocation.credentials``, read by the
             runtime's principal provider), fixed by the application when it builds the tools.
-        principal_of: ``(config) -> credentials`` (sync or async), read per call from the run's
-            ``RunnableConfig`` instead; exclusive with ``principal``. Never the model's arguments.
+        credentials_of: ``(config) -> credentials`` (sync or async), read per call from the run's
+            ``RunnableConfig`` instead; exclusive with ``credentials``. Never the model's arguments.
 
     Returns:
         One :class:`CapabilityTool` (a ``StructuredTool``) per capability, in declaration order.
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable; a ``resolve`` target without
-            ``definition``; both principal forms given.
+            ``definition``; both credentials forms given.
 
     Example:
-        >>> every_tool = tools(runtime, principal_of=lambda config: config["configurable"]["user"])
+        >>> every_tool = tools(runtime, credentials_of=lambda cfg: cfg["configurable"]["user"])
         >>> await every_tool[0].ainvoke(call, {"configurable": {"user": alice}})
     """
-    if principal is not None and principal_of is not None:
-        raise TypeError("tools takes principal= or principal_of=, not both")
-    shared = _Tools(target, principal, principal_of)
+    shared = _Tools(target, CallerCredentials(credentials, credentials_of, caller="tools"))
     if definition is None:
         if shared.static is None:
             raise TypeError("tools(resolve, ...) needs definition= (the contract from agent.make)")

@@ -4,7 +4,7 @@
 enabled (``is_enabled``) only while its capability is available, so at every turn the model is
 offered what the application allows now. Every call goes through the runtime's five dispatch
 steps with ``Invocation(transport="openai-agents", credentials=...)``: the credentials are what
-the application passed when it built the tools (``principal=``) or what ``principal_of(ctx)``
+the application passed when it built the tools (``credentials=``) or what ``credentials_of(ctx)``
 reads from the run's context, never anything from the model's arguments.
 
 Strict mode. OpenAI's strict function calling requires every property to be listed in
@@ -30,14 +30,13 @@ Example::
     from agents import Agent, Runner
     from foldkit_agent.adapters.openai_agents import tools
 
-    copilot = Agent(name="copilot", tools=tools(runtime, principal_of=lambda ctx: ctx.context))
+    copilot = Agent(name="copilot", tools=tools(runtime, credentials_of=lambda ctx: ctx.context))
     await Runner.run(copilot, "Add milk to my list", context=current_user)
 """
 
 from __future__ import annotations
 
 import copy
-import inspect
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -49,11 +48,12 @@ from agents.tool_context import ToolContext
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime, static_runtime
 from ..edge.wire import WireError, loads_strict
 from ..runtime.bound import AgentRuntime
 
-__all__ = ["TRANSPORT", "PrincipalOf", "Resolve", "strict_schema", "tools"]
+__all__ = ["TRANSPORT", "CredentialsOf", "Resolve", "strict_schema", "tools"]
 
 
 TRANSPORT: Final = "openai-agents"
@@ -65,7 +65,7 @@ Resolve: TypeAlias = Callable[
 """``(run_context) -> AgentRuntime`` (or an awaitable of one): one runtime per user or tenant,
 read from ``ctx.context``."""
 
-PrincipalOf: TypeAlias = Callable[[RunContextWrapper[Any]], Any]
+CredentialsOf: TypeAlias = Callable[[RunContextWrapper[Any]], Any]
 """``(run_context) -> credentials`` (or an awaitable), put on ``Invocation.credentials``."""
 
 
@@ -292,12 +292,13 @@ class _Availability:
 class _Tools:
     """What every tool built by one :func:`tools` call shares."""
 
-    def __init__(self, target: object, principal: Any, principal_of: PrincipalOf | None) -> None:
+    def __init__(
+        self, target: object, credentials: CallerCredentials[RunContextWrapper[Any]]
+    ) -> None:
         check_target(target, "tools")
         self.target = target
         self.static = static_runtime(target)
-        self.principal = principal
-        self.principal_of = principal_of
+        self.credentials = credentials.of
         self.availability: dict[int, tuple[AgentRuntime[Any, Any], _Availability]] = {}
 
     async def runtime(self, ctx: RunContextWrapper[Any]) -> AgentRuntime[Any, Any]:
@@ -309,12 +310,6 @@ class _Tools:
         if entry is None or entry[0] is not rt:
             entry = self.availability[id(rt)] = (rt, _Availability())
         return name in entry[1].names(rt)
-
-    async def credentials(self, ctx: RunContextWrapper[Any]) -> Any:
-        if self.principal_of is None:
-            return self.principal
-        got = self.principal_of(ctx)
-        return await got if inspect.isawaitable(got) else got
 
     def tool(self, cap: Capability, strict: bool) -> FunctionTool:
         name = cap.name
@@ -350,8 +345,8 @@ def tools(
     target: AgentRuntime[Any, Any] | Resolve,
     *,
     definition: AgentDefinition | None = None,
-    principal: Any = None,
-    principal_of: PrincipalOf | None = None,
+    credentials: Any = None,
+    credentials_of: CredentialsOf | None = None,
     strict: bool = True,
 ) -> list[FunctionTool]:
     """The contract's capabilities as OpenAI Agents SDK function tools.
@@ -361,10 +356,10 @@ def tools(
             serve one application instance per user or tenant (read ``ctx.context``).
         definition: the contract (from ``agent.make``); required with a ``resolve`` target,
             since the tools are built before any run. Defaults to the runtime's.
-        principal: the credentials every call carries (``Invocation.credentials``, read by the
+        credentials: the credentials every call carries (``Invocation.credentials``, read by the
             runtime's principal provider), fixed by the application when it builds the tools.
-        principal_of: ``(run_context) -> credentials`` (sync or async), read per call from the
-            run's context instead; exclusive with ``principal``. Never the model's arguments.
+        credentials_of: ``(run_context) -> credentials`` (sync or async), read per call from the
+            run's context instead; exclusive with ``credentials``. Never the model's arguments.
         strict: rewrite each schema for strict function calling (see the module docstring);
             ``False`` sends the compatibility-profile schema non-strict.
 
@@ -374,15 +369,13 @@ def tools(
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable; a ``resolve`` target without
-            ``definition``; both principal forms given.
+            ``definition``; both credentials forms given.
 
     Example:
-        >>> copilot = Agent(name="copilot", model=model, tools=tools(runtime, principal=alice))
+        >>> copilot = Agent(name="copilot", model=model, tools=tools(runtime, credentials=alice))
         >>> await Runner.run(copilot, "Add milk to my list")
     """
-    if principal is not None and principal_of is not None:
-        raise TypeError("tools takes principal= or principal_of=, not both")
-    shared = _Tools(target, principal, principal_of)
+    shared = _Tools(target, CallerCredentials(credentials, credentials_of, caller="tools"))
     if definition is None:
         if shared.static is None:
             raise TypeError("tools(resolve, ...) needs definition= (the contract from agent.make)")

@@ -3,9 +3,10 @@
 :func:`toolset` returns a :class:`FoldkitToolset`, a pydantic-ai ``AbstractToolset`` whose tools
 are the capabilities available at each run step (``runtime.messages.available()`` is read when
 pydantic-ai asks for the step's tools). Every call goes through the runtime's five dispatch
-steps with ``Invocation(transport="pydantic-ai", credentials=...)``: the credentials are what the
-application passed when it built the toolset (``principal=``) or what ``principal_of(ctx)`` reads
-from the run's dependencies, never anything from the model's arguments.
+steps with ``Invocation(transport="pydantic-ai", credentials=...)``: the credentials are what
+the application passed when it built the toolset (``credentials=``) or what
+``credentials_of(ctx)`` reads from the run's dependencies, never anything from the model's
+arguments.
 
 What the model sees:
 
@@ -33,13 +34,12 @@ Example::
     from pydantic_ai import Agent
     from foldkit_agent.adapters.pydantic_ai import toolset
 
-    copilot = Agent("openai:gpt-5", toolsets=[toolset(runtime, principal=current_user)])
+    copilot = Agent("openai:gpt-5", toolsets=[toolset(runtime, credentials=current_user)])
     result = await copilot.run("Add milk to my list")
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeAlias
 
@@ -49,10 +49,11 @@ from pydantic_core import SchemaValidator, core_schema
 
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime
 from ..runtime.bound import AgentRuntime
 
-__all__ = ["TRANSPORT", "FoldkitToolset", "PrincipalOf", "Resolve", "toolset"]
+__all__ = ["TRANSPORT", "CredentialsOf", "FoldkitToolset", "Resolve", "toolset"]
 
 TRANSPORT: Final = "pydantic-ai"
 """``Invocation.transport`` of every call made through a :class:`FoldkitToolset`."""
@@ -63,7 +64,7 @@ Resolve: TypeAlias = Callable[
 """``(run_context) -> AgentRuntime`` (or an awaitable of one): one runtime per user or tenant,
 read from the run's ``deps``."""
 
-PrincipalOf: TypeAlias = Callable[[RunContext[Any]], Any]
+CredentialsOf: TypeAlias = Callable[[RunContext[Any]], Any]
 """``(run_context) -> credentials`` (or an awaitable), put on ``Invocation.credentials``."""
 
 # Any JSON the model sends reaches the runtime, whose strict decoding is the one validator.
@@ -85,18 +86,15 @@ class FoldkitToolset(AbstractToolset[Any]):
         self,
         target: AgentRuntime[Any, Any] | Resolve,
         *,
-        principal: Any = None,
-        principal_of: PrincipalOf | None = None,
+        credentials: Any = None,
+        credentials_of: CredentialsOf | None = None,
         id: str | None = None,
         max_retries: int = 1,
         strict: bool | None = None,
     ) -> None:
         check_target(target, "toolset")
         self._target = target
-        if principal is not None and principal_of is not None:
-            raise TypeError("toolset takes principal= or principal_of=, not both")
-        self._principal = principal
-        self._principal_of = principal_of
+        self._credentials = CallerCredentials(credentials, credentials_of, caller="toolset")
         self._id = id
         self._max_retries = max_retries
         self._strict = strict
@@ -117,10 +115,7 @@ class FoldkitToolset(AbstractToolset[Any]):
 
     async def credentials(self, ctx: RunContext[Any]) -> Any:
         """What this run's calls carry as ``Invocation.credentials``."""
-        if self._principal_of is None:
-            return self._principal
-        got = self._principal_of(ctx)
-        return await got if inspect.isawaitable(got) else got
+        return await self._credentials.of(ctx)
 
     def _tool(self, definition: AgentDefinition, cap: Capability) -> ToolsetTool[Any]:
         entry = self._tools.get(id(definition))
@@ -171,8 +166,8 @@ class FoldkitToolset(AbstractToolset[Any]):
 def toolset(
     target: AgentRuntime[Any, Any] | Resolve,
     *,
-    principal: Any = None,
-    principal_of: PrincipalOf | None = None,
+    credentials: Any = None,
+    credentials_of: CredentialsOf | None = None,
     id: str | None = None,
     max_retries: int = 1,
     strict: bool | None = None,
@@ -182,10 +177,10 @@ def toolset(
     Args:
         target: a bound runtime, or ``resolve(run_context) -> AgentRuntime`` (sync or async) to
             serve one application instance per user or tenant (read ``ctx.deps``).
-        principal: the credentials every call carries (``Invocation.credentials``, read by the
+        credentials: the credentials every call carries (``Invocation.credentials``, read by the
             runtime's principal provider), fixed by the application when it builds the toolset.
-        principal_of: ``(run_context) -> credentials`` (sync or async), read per call from the
-            run's dependencies instead; exclusive with ``principal``. Never the model's arguments.
+        credentials_of: ``(run_context) -> credentials`` (sync or async), read per call from the
+            run's dependencies instead; exclusive with ``credentials``. Never the model's arguments.
         id: the toolset id (pydantic-ai needs one for durable execution).
         max_retries: how many ``ModelRetry`` refusals a tool may answer before pydantic-ai
             ends the run (pydantic-ai's own default is 1).
@@ -196,7 +191,7 @@ def toolset(
         A :class:`FoldkitToolset`, for ``Agent(toolsets=[...])`` or ``agent.run(toolsets=[...])``.
 
     Raises:
-        TypeError: ``target`` is neither a runtime nor a callable; both principal forms given.
+        TypeError: ``target`` is neither a runtime nor a callable; both credentials forms given.
 
     A ``resolve`` that raises or returns no runtime makes the run fail with
     :class:`~foldkit_agent.edge.RuntimeUnavailableError` (logged): the application's error,
@@ -204,13 +199,13 @@ def toolset(
 
     Example:
         >>> agent = Agent(model, deps_type=User,
-        ...               toolsets=[toolset(runtime, principal_of=lambda ctx: ctx.deps)])
+        ...               toolsets=[toolset(runtime, credentials_of=lambda ctx: ctx.deps)])
         >>> await agent.run("Delete the selected todo", deps=alice)
     """
     return FoldkitToolset(
         target,
-        principal=principal,
-        principal_of=principal_of,
+        credentials=credentials,
+        credentials_of=credentials_of,
         id=id,
         max_retries=max_retries,
         strict=strict,

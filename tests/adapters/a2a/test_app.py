@@ -16,7 +16,6 @@ import anyio
 import httpx
 import jsonschema
 import pytest
-from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.types import (
     CancelTaskRequest,
     GetExtendedAgentCardRequest,
@@ -38,7 +37,13 @@ from foldkit_agent.adapters.a2a import (
     REST_PREFIX,
     a2a_app,
 )
-from tests.support.a2a_lab import BearerBackend, LabWaitAgent, lab_runtime, skill_request
+from tests.support.a2a_lab import (
+    BearerBackend,
+    LabWaitAgent,
+    a2a_client,
+    lab_runtime,
+    skill_request,
+)
 
 BASE = "http://testserver"
 GET_TASK = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}
@@ -59,24 +64,6 @@ async def todo_app(**kwargs: Any) -> AsyncIterator[tuple[Any, AgentRuntime[Any, 
             ),
             rt,
         )
-
-
-@asynccontextmanager
-async def a2a_client(
-    app: Any, token: str | None = None, *, streaming: bool = False
-) -> AsyncIterator[Any]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=headers
-    ) as hc:
-        card = await A2ACardResolver(hc, BASE).get_agent_card()
-        client = await create_client(
-            card, client_config=ClientConfig(httpx_client=hc, streaming=streaming)
-        )
-        try:
-            yield client
-        finally:
-            await client.close()
 
 
 async def call(

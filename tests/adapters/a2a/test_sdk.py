@@ -6,13 +6,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
 import anyio
-import httpx
-from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.types import CancelTaskRequest, SendMessageConfiguration
 
 from foldkit_agent.adapters.a2a import a2a_app
@@ -21,22 +16,7 @@ from foldkit_agent.adapters.a2a._sdk import (
     DUPLICATE_RECORDS,
     unfinished_tasks,
 )
-from tests.support.a2a_lab import LabWaitAgent, lab_runtime, skill_request
-
-BASE = "http://testserver"
-
-
-@asynccontextmanager
-async def a2a_client(app: Any) -> AsyncIterator[Any]:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as hc:
-        card = await A2ACardResolver(hc, BASE).get_agent_card()
-        client = await create_client(
-            card, client_config=ClientConfig(httpx_client=hc, streaming=False)
-        )
-        try:
-            yield client
-        finally:
-            await client.close()
+from tests.support.a2a_lab import BASE, LabWaitAgent, a2a_client, lab_runtime, skill_request
 
 
 async def test_a_running_task_is_seen_unfinished_until_the_sdk_is_done_with_it() -> None:

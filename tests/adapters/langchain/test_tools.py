@@ -114,7 +114,7 @@ async def test_the_tools_offered_at_each_model_call_are_what_is_available_then()
         say("done"),
     )
     async with run_todo() as (_running, rt):
-        result = await run_agent(model, rt, tools(rt, principal_of=user_of), ALICE)
+        result = await run_agent(model, rt, tools(rt, credentials_of=user_of), ALICE)
     assert result["messages"][-1].content == "done"
     assert model.offered == OFFERED_DURING_ERRAND
 
@@ -128,7 +128,7 @@ async def test_a_refusal_is_an_error_tool_message_in_our_words_and_the_model_rec
 
     model = ScriptedChatModel(calls(("create_todo", {"title": ""})), after_refusal, say("done"))
     async with run_todo() as (running, rt):
-        await run_agent(model, rt, tools(rt, principal_of=user_of), ALICE)
+        await run_agent(model, rt, tools(rt, credentials_of=user_of), ALICE)
         await running.settled()
         titles = [t.title for t in running.host.model().todos]
     refusal = answer(model, 1)
@@ -151,7 +151,7 @@ async def test_the_audit_shows_langchain_and_the_principal_from_the_run_config()
         say("done"),
     )
     async with run_todo() as (running, rt):
-        await run_agent(model, rt, tools(rt, principal_of=user_of), BOB)
+        await run_agent(model, rt, tools(rt, credentials_of=user_of), BOB)
         entries = [(e.transport, e.capability, e.principal, e.outcome) for e in rt.audit.entries()]
         todos = running.host.model().todos
     assert TRANSPORT == "langchain"
@@ -174,7 +174,7 @@ async def test_the_principal_never_comes_from_the_models_arguments() -> None:
         say("done"),
     )
     async with run_todo() as (running, rt):
-        await run_agent(model, rt, tools(rt, principal_of=user_of), BOB)
+        await run_agent(model, rt, tools(rt, credentials_of=user_of), BOB)
         (entry,) = [e for e in rt.audit.entries() if e.capability == "delete_todo"]
         todos = running.host.model().todos
     refusal = answer(model, 3)
@@ -222,7 +222,7 @@ async def test_a_langchain_core_loop_binds_what_is_available_before_each_model_c
         say("done"),
     )
     async with run_todo() as (running, rt):
-        every = tools(rt, principal=ALICE)
+        every = tools(rt, credentials=ALICE)
         by_name = {t.name: t for t in every}
         messages: list[BaseMessage] = [HumanMessage("Add milk, then delete it")]
         while True:
@@ -241,7 +241,7 @@ async def test_a_langchain_core_loop_binds_what_is_available_before_each_model_c
 
 async def test_a_tool_called_while_its_capability_is_unavailable_is_refused() -> None:
     async with run_todo() as (_running, rt):
-        by_name = {t.name: t for t in tools(rt, principal=ALICE)}
+        by_name = {t.name: t for t in tools(rt, credentials=ALICE)}
         call = {"name": "delete_todo", "args": {}, "id": "1", "type": "tool_call"}
         answer = await by_name["delete_todo"].ainvoke(call)
     assert isinstance(answer, ToolMessage)
@@ -265,7 +265,7 @@ async def test_resolve_serves_one_runtime_per_tenant_from_the_run_config() -> No
         every = tools(
             lambda config: tenants[config["configurable"]["tenant"]],
             definition=ours.definition,
-            principal=ALICE,
+            credentials=ALICE,
         )
         create = next(t for t in every if t.name == "create_todo")
         call = {"name": "create_todo", "args": {"title": "Milk"}, "id": "1", "type": "tool_call"}
@@ -277,4 +277,4 @@ def test_a_resolve_target_needs_the_contract() -> None:
     with pytest.raises(TypeError, match="definition="):
         tools(lambda config: None)
     with pytest.raises(TypeError, match="not both"):
-        tools(lambda config: None, principal=ALICE, principal_of=user_of)
+        tools(lambda config: None, credentials=ALICE, credentials_of=user_of)

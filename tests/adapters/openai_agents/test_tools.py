@@ -82,7 +82,7 @@ async def test_the_tools_enabled_at_each_turn_are_what_is_available_then() -> No
         say("done"),
     )
     async with run_todo() as (_running, rt):
-        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, principal=ALICE))
+        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, credentials=ALICE))
         result = await Runner.run(copilot, "Add milk and select it", run_config=NO_TRACES)
     assert result.final_output == "done"
     assert script.offered == OFFERED_DURING_ERRAND
@@ -97,7 +97,7 @@ async def test_an_invalid_input_is_the_tool_output_in_our_words_and_the_model_re
 
     script = Script(calls(("create_todo", {"title": ""})), after_refusal, say("done"))
     async with run_todo() as (running, rt):
-        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, principal=ALICE))
+        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, credentials=ALICE))
         await Runner.run(copilot, "Add milk", run_config=NO_TRACES)
         await running.settled()
         titles = [t.title for t in running.host.model().todos]
@@ -117,7 +117,7 @@ async def test_a_refusal_never_fails_the_run_and_nothing_is_sent() -> None:
         say("I may not delete it"),
     )
     async with run_todo() as (running, rt):
-        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, principal=BOB))
+        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, credentials=BOB))
         result = await Runner.run(copilot, "Delete it", run_config=NO_TRACES)
         todos = running.host.model().todos
     assert result.final_output == "I may not delete it"
@@ -129,7 +129,7 @@ async def test_a_refusal_never_fails_the_run_and_nothing_is_sent() -> None:
 async def test_the_audit_shows_openai_agents_as_the_transport() -> None:
     script = Script(calls(("create_todo", {"title": "Milk"})), say("done"))
     async with run_todo() as (_running, rt):
-        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, principal=ALICE))
+        copilot = Agent(name="copilot", model=script.model, tools=tools(rt, credentials=ALICE))
         await Runner.run(copilot, "x", run_config=NO_TRACES)
         (entry,) = rt.audit.entries()
     assert TRANSPORT == "openai-agents"
@@ -149,7 +149,7 @@ async def test_the_principal_comes_from_the_run_context_never_from_the_arguments
         say("done"),
     )
     async with run_todo() as (running, rt):
-        every = tools(rt, principal_of=lambda ctx: ctx.context)
+        every = tools(rt, credentials_of=lambda ctx: ctx.context)
         copilot = Agent(name="copilot", model=script.model, tools=every)
         await Runner.run(copilot, "x", context=BOB, run_config=NO_TRACES)
         entries = [(e.capability, e.principal, e.outcome) for e in rt.audit.entries()]
@@ -177,7 +177,9 @@ async def test_malformed_json_arguments_are_refused_and_audited() -> None:
 async def test_resolve_serves_one_runtime_per_tenant_from_the_run_context() -> None:
     async with run_todo() as (_a, ours), run_todo() as (_b, theirs):
         tenants: dict[str, AgentRuntime[Any, Any]] = {"ours": ours, "theirs": theirs}
-        every = tools(lambda ctx: tenants[ctx.context], definition=ours.definition, principal=ALICE)
+        every = tools(
+            lambda ctx: tenants[ctx.context], definition=ours.definition, credentials=ALICE
+        )
         script = Script(calls(("create_todo", {"title": "Milk"})), say("done"))
         copilot = Agent(name="copilot", model=script.model, tools=every)
         await Runner.run(copilot, "x", context="theirs", run_config=NO_TRACES)
@@ -188,7 +190,7 @@ def test_a_resolve_target_needs_the_contract() -> None:
     with pytest.raises(TypeError, match="definition="):
         tools(lambda ctx: None)
     with pytest.raises(TypeError, match="not both"):
-        tools(lambda ctx: None, principal=ALICE, principal_of=lambda ctx: ALICE)
+        tools(lambda ctx: None, credentials=ALICE, credentials_of=lambda ctx: ALICE)
     with pytest.raises(TypeError, match="resolve"):
         tools(42)  # type: ignore[arg-type]
 

@@ -74,7 +74,7 @@ async def test_the_tools_offered_at_each_step_are_what_is_available_then() -> No
         say("done"),
     )
     async with run_todo() as (_running, rt):
-        copilot = Agent(script.model(), toolsets=[toolset(rt, principal=ALICE)])
+        copilot = Agent(script.model(), toolsets=[toolset(rt, credentials=ALICE)])
         result = await copilot.run("Add milk and select it")
     assert result.output == "done"
     assert script.offered == OFFERED_DURING_ERRAND
@@ -104,7 +104,7 @@ async def test_invalid_input_is_a_retry_in_our_words_and_the_model_recovers() ->
 
     script = Script(calls(("create_todo", {"title": ""})), after_refusal, say("done"))
     async with run_todo() as (running, rt):
-        await Agent(script.model(), toolsets=[toolset(rt, principal=ALICE)]).run("Add milk")
+        await Agent(script.model(), toolsets=[toolset(rt, credentials=ALICE)]).run("Add milk")
         await running.settled()
         titles = [t.title for t in running.host.model().todos]
         entries = [(e.capability, e.decision, e.outcome) for e in rt.audit.entries()]
@@ -129,7 +129,7 @@ async def test_a_capability_that_became_unavailable_within_a_step_is_refused_in_
         say("done"),
     )
     async with run_todo() as (running, rt):
-        copilot = Agent(script.model(), toolsets=[toolset(rt, principal=ALICE)])
+        copilot = Agent(script.model(), toolsets=[toolset(rt, credentials=ALICE)])
         with ToolManager.parallel_execution_mode("sequential"):
             await copilot.run("Clear the selection, then delete")
         todos = running.host.model().todos
@@ -149,7 +149,7 @@ async def test_an_unauthorized_call_is_a_tool_failure_the_run_survives() -> None
         say("I may not delete it"),
     )
     async with run_todo() as (running, rt):
-        result = await Agent(script.model(), toolsets=[toolset(rt, principal=BOB)]).run("x")
+        result = await Agent(script.model(), toolsets=[toolset(rt, credentials=BOB)]).run("x")
         todos = running.host.model().todos
     assert result.output == "I may not delete it"
     for request in script.read[3:5]:
@@ -171,7 +171,7 @@ async def test_retries_past_max_retries_end_the_run() -> None:
 async def test_the_audit_shows_pydantic_ai_as_the_transport_and_the_given_principal() -> None:
     script = Script(calls(("create_todo", {"title": "Milk"})), say("done"))
     async with run_todo() as (_running, rt):
-        await Agent(script.model(), toolsets=[toolset(rt, principal=ALICE)]).run("x")
+        await Agent(script.model(), toolsets=[toolset(rt, credentials=ALICE)]).run("x")
         (entry,) = rt.audit.entries()
     assert TRANSPORT == "pydantic-ai"
     assert (entry.transport, entry.capability, entry.principal) == (
@@ -194,7 +194,7 @@ async def test_the_principal_never_comes_from_the_models_arguments() -> None:
         copilot = Agent(
             script.model(),
             deps_type=User,
-            toolsets=[toolset(rt, principal_of=lambda ctx: ctx.deps)],
+            toolsets=[toolset(rt, credentials_of=lambda ctx: ctx.deps)],
         )
         await copilot.run("x", deps=BOB)
         todos = running.host.model().todos
@@ -211,9 +211,9 @@ async def test_the_principal_never_comes_from_the_models_arguments() -> None:
     assert [t.id for t in todos] == ["todo-1"]
 
 
-async def test_principal_of_reads_each_run_deps() -> None:
+async def test_credentials_of_reads_each_run_deps() -> None:
     async with run_todo() as (_running, rt):
-        tools = toolset(rt, principal_of=lambda ctx: ctx.deps)
+        tools = toolset(rt, credentials_of=lambda ctx: ctx.deps)
         for user in (ALICE, BOB):
             script = Script(calls(("create_todo", {"title": f"for {user.id}"})), say("done"))
             await Agent(script.model(), deps_type=User, toolsets=[tools]).run("x", deps=user)
@@ -238,7 +238,7 @@ async def test_without_a_principal_a_guarded_capability_fails_closed() -> None:
 async def test_resolve_serves_one_runtime_per_tenant_from_the_run_deps() -> None:
     async with run_todo() as (_a, ours), run_todo() as (_b, theirs):
         tenants: dict[str, AgentRuntime[Any, Any]] = {"ours": ours, "theirs": theirs}
-        tools = toolset(lambda ctx: tenants[ctx.deps], principal=ALICE)
+        tools = toolset(lambda ctx: tenants[ctx.deps], credentials=ALICE)
         script = Script(calls(("create_todo", {"title": "Milk"})), say("done"))
         await Agent(script.model(), deps_type=str, toolsets=[tools]).run("x", deps="theirs")
         assert [len(rt.audit.entries()) for rt in (ours, theirs)] == [0, 1]
@@ -254,12 +254,12 @@ def test_a_target_must_be_a_runtime_or_a_callable() -> None:
     with pytest.raises(TypeError, match="resolve"):
         toolset(42)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not both"):
-        toolset(lambda ctx: None, principal=ALICE, principal_of=lambda ctx: ALICE)
+        toolset(lambda ctx: None, credentials=ALICE, credentials_of=lambda ctx: ALICE)
 
 
 async def test_test_model_calls_every_offered_tool_through_the_runtime() -> None:
     async with run_todo() as (_running, rt):
-        tools = toolset(rt, principal=ALICE, id="todo")
+        tools = toolset(rt, credentials=ALICE, id="todo")
         assert isinstance(tools, FoldkitToolset)
         assert tools.id == "todo"
         await Agent(TestModel(), toolsets=[tools]).run("x")
