@@ -273,7 +273,7 @@ class Served:
 async def serve_route(route: RouteCase, *, over_socket: bool = False) -> AsyncIterator[Served]:
     """The route's app on a fresh todo runtime (with an audit log), with its lifespan running:
     in process, or served by uvicorn on a loopback port (``Served.origin``)."""
-    audit = agent.audit_log(capacity=100, principal=lambda u: getattr(u, "id", str(u)))
+    audit = agent.audit_log(capacity=100, record_principal=lambda u: getattr(u, "id", str(u)))
     async with run_todo(audit=audit) as (running, rt):
         app = route.build(rt)
         if not over_socket:

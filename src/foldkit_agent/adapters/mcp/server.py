@@ -85,8 +85,8 @@ from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
 
 __all__ = [
-    "FoldkitMCPServer",
     "CredentialsOf",
+    "FoldkitMCPServer",
     "Resolve",
     "Target",
     "default_credentials_of",

@@ -23,8 +23,8 @@ from .codegen import CALLER_HEADER, ORG_HEADER
 
 __all__ = [
     "MIN_TOKEN_LENGTH",
-    "NativeCaller",
     "CredentialsOf",
+    "NativeCaller",
     "native_app",
     "native_caller",
 ]
