@@ -7,14 +7,10 @@ caller cannot; a task nobody answers is refused by the approval timeout (DESIGN 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import httpx
 import pytest
-from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.helpers import new_data_part, new_text_part
 from a2a.types import (
     CancelTaskRequest,
@@ -28,27 +24,11 @@ from a2a.types import (
 from google.protobuf.json_format import MessageToDict
 
 from foldkit_agent.adapters.a2a import EXTENSION_URI, a2a_app
-from tests.support.a2a_lab import BearerBackend, skill_request
+from tests.support.a2a_lab import BearerBackend, a2a_client, skill_request
 from tests.support.approval_app import shelf
 
 BASE = "http://testserver"
 S = TaskState
-
-
-@asynccontextmanager
-async def client_for(app: Any, token: str | None) -> AsyncIterator[Any]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=headers
-    ) as hc:
-        card = await A2ACardResolver(hc, BASE).get_agent_card()
-        client = await create_client(
-            card, client_config=ClientConfig(httpx_client=hc, streaming=False)
-        )
-        try:
-            yield client
-        finally:
-            await client.close()
 
 
 async def send(client: Any, request: SendMessageRequest) -> Task:
@@ -81,7 +61,7 @@ def asked(task: Task) -> tuple[str, dict[str, Any]]:
 async def test_the_task_asks_and_an_approval_on_the_same_task_sends_the_message() -> None:
     async with shelf("milk", "eggs") as (running, rt):
         app = a2a_app(rt, name="shelf", version="1", base_url=BASE, authentication=BearerBackend())
-        async with client_for(app, "alice-tok") as alice:
+        async with a2a_client(app, "alice-tok") as alice:
             waiting = await send(alice, skill_request("remove_item", {"title": "milk"}))
             assert waiting.status.state == S.TASK_STATE_INPUT_REQUIRED
             text, data = asked(waiting)
@@ -109,7 +89,7 @@ async def test_the_task_asks_and_an_approval_on_the_same_task_sends_the_message(
 async def test_anything_but_approve_true_declines_and_sends_nothing(parts: list[Any]) -> None:
     async with shelf("milk") as (running, rt):
         app = a2a_app(rt, name="shelf", version="1", base_url=BASE, authentication=BearerBackend())
-        async with client_for(app, "alice-tok") as alice:
+        async with a2a_client(app, "alice-tok") as alice:
             waiting = await send(alice, skill_request("remove_item", {"title": "milk"}))
             done = await send(alice, answer(waiting, parts))
         assert done.status.state == S.TASK_STATE_REJECTED
@@ -122,7 +102,7 @@ async def test_anything_but_approve_true_declines_and_sends_nothing(parts: list[
 async def test_another_caller_cannot_answer_or_see_the_waiting_task() -> None:
     async with shelf("milk") as (running, rt):
         app = a2a_app(rt, name="shelf", version="1", base_url=BASE, authentication=BearerBackend())
-        async with client_for(app, "alice-tok") as alice, client_for(app, "bob-tok") as bob:
+        async with a2a_client(app, "alice-tok") as alice, a2a_client(app, "bob-tok") as bob:
             waiting = await send(alice, skill_request("remove_item", {"title": "milk"}))
             with pytest.raises(Exception) as info:
                 await send(bob, answer(waiting, [new_data_part({"approve": True})]))
@@ -142,7 +122,7 @@ async def test_another_caller_cannot_answer_or_see_the_waiting_task() -> None:
 async def test_a_task_nobody_answers_ends_rejected_by_the_timeout_with_nothing_sent() -> None:
     async with shelf("milk", approval_timeout=0.05) as (running, rt):
         app = a2a_app(rt, name="shelf", version="1", base_url=BASE, authentication=BearerBackend())
-        async with client_for(app, "alice-tok") as alice:
+        async with a2a_client(app, "alice-tok") as alice:
             waiting = await send(alice, skill_request("remove_item", {"title": "milk"}))
             assert waiting.status.state == S.TASK_STATE_INPUT_REQUIRED
             executor = app.state.a2a_handler.agent_executor
@@ -159,7 +139,7 @@ async def test_a_task_nobody_answers_ends_rejected_by_the_timeout_with_nothing_s
 async def test_cancelling_a_waiting_task_cancels_with_nothing_sent() -> None:
     async with shelf("milk") as (running, rt):
         app = a2a_app(rt, name="shelf", version="1", base_url=BASE, authentication=BearerBackend())
-        async with client_for(app, "alice-tok") as alice:
+        async with a2a_client(app, "alice-tok") as alice:
             waiting = await send(alice, skill_request("remove_item", {"title": "milk"}))
             with anyio.fail_after(10):
                 cancelled = await alice.cancel_task(CancelTaskRequest(id=waiting.id))
@@ -173,7 +153,7 @@ async def test_cancelling_a_waiting_task_cancels_with_nothing_sent() -> None:
 async def test_without_a_follow_up_nothing_is_sent_and_an_anonymous_caller_is_asked_too() -> None:
     async with shelf("milk") as (running, rt):
         app = a2a_app(rt, name="shelf", version="1", base_url=BASE)
-        async with client_for(app, None) as anyone:
+        async with a2a_client(app, None) as anyone:
             waiting = await send(anyone, skill_request("remove_item", {"title": "milk"}))
             assert waiting.status.state == S.TASK_STATE_INPUT_REQUIRED
             assert running.applied == 0
