@@ -46,7 +46,9 @@ def check_interval(interval: float) -> float:
     """
     value = float(interval)
     if not value > 0 or value == float("inf"):
-        raise ValueError(f"progress_interval must be a positive number of seconds, not {interval!r}")
+        raise ValueError(
+            f"progress_interval must be a positive number of seconds, not {interval!r}"
+        )
     return value
 
 

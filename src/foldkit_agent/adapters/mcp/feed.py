@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime, Change
+from .listing import Catalog, Listing, unavailable_tool
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX, tool
 
 __all__ = []
@@ -78,11 +79,17 @@ class LegacyPeer:
 class Feed:
     """Turns one runtime's ``watch`` changes into MCP notifications for both eras."""
 
-    def __init__(self, runtime: AgentRuntime[Any, Any]) -> None:
+    def __init__(self, runtime: AgentRuntime[Any, Any], listing: Listing = "available") -> None:
         self.bus = _SyncBus()
         self.listen = ListenHandler(self.bus)
         self.peers: dict[int, LegacyPeer] = {}
-        self.tools: dict[str, types.Tool] = {c.name: tool(c) for c in runtime.messages.all()}
+        self.listing: Listing = listing
+        caps = runtime.messages.all()
+        self.tools: dict[str, types.Tool] = {c.name: tool(c) for c in caps}
+        self.unavailable: dict[str, types.Tool] = (
+            {n: unavailable_tool(t) for n, t in self.tools.items()} if listing == "all" else {}
+        )
+        self.catalog: Catalog | None = Catalog(caps) if listing == "catalog" else None
         self._resources = runtime.resources.names()
         self._tasks: set[asyncio.Task[None]] = set()
         self._unwatch: Callable[[], None] | None = None
@@ -112,14 +119,16 @@ class Feed:
         uris.extend(
             RESOURCE_URI_PREFIX + name for name in self._resources if name in change.resources
         )
-        if change.capabilities:
+        # the catalog's two tools never change, whatever becomes available
+        tools_changed = change.capabilities and self.catalog is None
+        if tools_changed:
             self.bus.emit(ToolsListChanged())
         for uri in uris:
             self.bus.emit(ResourceUpdated(uri=uri))
         for peer in list(self.peers.values()):
             if peer.connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 continue
-            if change.capabilities:
+            if tools_changed:
                 peer.queue.append(("notifications/tools/list_changed", None))
             for uri in uris:
                 if uri in peer.uris:

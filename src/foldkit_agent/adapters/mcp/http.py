@@ -34,10 +34,12 @@ from starlette.types import Scope
 from ...edge.auth import backend_step
 from ...edge.guard import Authenticate, Classify, EdgeGuard, Rules, jsonrpc_or_plain, route_path
 from ...edge.hosts import HostPolicy
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
 from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...runtime.bound import AgentRuntime
+from .listing import Listing
 from .server import CredentialsOf, Resolve, mcp_server
 
 __all__ = [
@@ -160,6 +162,8 @@ def http_app(
     version: str,
     instructions: str | None = None,
     credentials_of: CredentialsOf | None = None,
+    listing: Listing = "available",
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
     path: str = "/mcp",
     host: str = "127.0.0.1",
     token_verifier: TokenVerifier | None = None,
@@ -171,7 +175,8 @@ def http_app(
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
     Args:
-        target, name, version, instructions, credentials_of: as :func:`mcp_server`.
+        target, name, version, instructions, credentials_of, listing, progress_interval: as
+            :func:`mcp_server`.
         path: the endpoint path.
         host: the host the app will be served on; a name (not a wildcard such as ``0.0.0.0``)
             is accepted in ``Host`` besides the loopback names.
@@ -203,7 +208,13 @@ def http_app(
         >>> uvicorn.run(app, host="127.0.0.1", port=8000)
     """
     server = mcp_server(
-        target, name=name, version=version, instructions=instructions, credentials_of=credentials_of
+        target,
+        name=name,
+        version=version,
+        instructions=instructions,
+        credentials_of=credentials_of,
+        listing=listing,
+        progress_interval=progress_interval,
     )
     if token_verifier is not None and auth is None:
         auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)  # pyright: ignore[reportArgumentType]

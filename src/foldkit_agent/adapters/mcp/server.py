@@ -58,7 +58,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...contract.approval import Approver
 from ...contract.calls import Invocation
+from ...contract.completion import Completion, StateCompletion
+from ...contract.declare import Capability
 from ...edge.approvals import ParkedApprovals
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done, check_interval
 from ...edge.resolve import (
     RuntimeUnavailableError,
     check_target,
@@ -80,6 +83,7 @@ from .approval import (
     owner_of,
 )
 from .feed import Feed, LegacyPeer
+from .listing import CATALOG_NAMES, LIST_CAPABILITIES, Listing, call_arguments, check_listing
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
@@ -165,10 +169,37 @@ def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
 
+def waiting_text(cap: Capability | None, name: str) -> tuple[float | None, str]:
+    """``(total seconds or None, message)`` of the progress a pending call to ``name`` reports.
+
+    The total is the completion contract's timeout, so a client can show how much of the
+    longest possible wait has passed; without a contract there is none.
+    """
+    done = cap.completion if cap is not None else None
+    if isinstance(done, Completion):
+        seconds = float(done.seconds)
+        return seconds, f"{name} is waiting for {done.success.tag()} (up to {seconds:g} s)"
+    if isinstance(done, StateCompletion):
+        seconds = float(done.seconds)
+        return (
+            seconds,
+            f"{name} is waiting for the application to show the change (up to {seconds:g} s)",
+        )
+    return None, f"{name} is waiting for the application to take the call"
+
+
 class _Adapter:
     """The handlers and per-runtime change feeds behind one :class:`FoldkitMCPServer`."""
 
-    def __init__(self, target: object, credentials_of: CredentialsOf | None) -> None:
+    def __init__(
+        self,
+        target: object,
+        credentials_of: CredentialsOf | None,
+        listing: Listing = "available",
+        progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+    ) -> None:
+        self.listing: Listing = check_listing(listing)
+        self.progress_interval = check_interval(progress_interval)
         check_target(target, "mcp_server")
         self.target = target
         self.static = static_runtime(target)
@@ -179,6 +210,9 @@ class _Adapter:
         self.parked = ParkedApprovals()  # modern-era calls waiting for their approval
         if self.static is not None:
             self.schemas = {c.name: c.input_schema for c in self.static.messages.all()}
+            catalog = self.feed(self.static).catalog
+            if catalog is not None:
+                self.schemas.update(catalog.schemas)
 
     # runtime and connection bookkeeping
 
@@ -193,7 +227,7 @@ class _Adapter:
     def feed(self, rt: AgentRuntime[Any, Any]) -> Feed:
         entry = self.feeds.get(id(rt))
         if entry is None or entry[0] is not rt:
-            entry = self.feeds[id(rt)] = (rt, Feed(rt))
+            entry = self.feeds[id(rt)] = (rt, Feed(rt, self.listing))
         return entry[1]
 
     def track(
@@ -238,8 +272,18 @@ class _Adapter:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         rt = await self.runtime(ctx)
-        tools = self.feed(rt).tools  # built once per runtime: a contract's tools never change
-        return types.ListToolsResult(tools=[tools[c.name] for c in rt.messages.available()])
+        feed = self.feed(rt)  # tools are built once per runtime: a contract's never change
+        if feed.catalog is not None:
+            return types.ListToolsResult(tools=feed.catalog.tools)
+        available = [feed.tools[c.name] for c in rt.messages.available()]
+        if self.listing == "available":
+            return types.ListToolsResult(tools=available)
+        now = {t.name for t in available}
+        listed = [
+            feed.tools[c.name] if c.name in now else feed.unavailable[c.name]
+            for c in rt.messages.all()
+        ]
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -247,6 +291,23 @@ class _Adapter:
         if params.request_state is not None:  # a modern-era client answering an approval
             return await self.resume_approval(ctx, params)
         rt = await self.runtime(ctx)
+        name: str = params.name
+        payload: Any = {} if params.arguments is None else params.arguments
+        catalog = self.feed(rt).catalog
+        if catalog is not None and name in CATALOG_NAMES:
+            if name == LIST_CAPABILITIES:
+                text, data = catalog.listed(rt)
+                return types.CallToolResult(
+                    content=_text(text), structured_content=data, is_error=False
+                )
+            args = call_arguments(params.arguments)
+            if isinstance(args, str):
+                return types.CallToolResult(
+                    content=_text(args),
+                    structured_content={"status": "refused", "capability": None, "message": args},
+                    is_error=True,
+                )
+            name, payload = args
         try:
             credentials = self.credentials_of(ctx)
             if inspect.isawaitable(credentials):
@@ -259,8 +320,7 @@ class _Adapter:
         invocation = Invocation(
             transport=TRANSPORT, signal=signal, credentials=credentials, approver=approver
         )
-        payload: Any = {} if params.arguments is None else params.arguments
-        task = asyncio.ensure_future(rt.messages.dispatch_unknown(params.name, payload, invocation))
+        task = asyncio.ensure_future(rt.messages.dispatch_unknown(name, payload, invocation))
         self.calls[task] = signal
         task.add_done_callback(self._forget)
         if asked is not None:
@@ -273,15 +333,20 @@ class _Adapter:
                         input_requests={INPUT_KEY: elicit_request(request)}, request_state=token
                     )
                 answer.set_exception(RuntimeError("too many approvals are waiting"))
-        return _result(await self.settle(task, signal), params.name)
+        beat = self._progress(ctx, rt, name)
+        return _result(await self.settle(task, signal, beat=beat), name)
 
     async def settle(
         self,
         task: asyncio.Future[Any],
         signal: asyncio.Event,
         asked: asyncio.Future[Any] | None = None,
+        beat: Beat | None = None,
     ) -> DispatchResult | BaseException | None:
         """Wait for the call to end (or, with ``asked``, to ask for approval: then ``None``).
+
+        With ``beat``, a sign of life goes out every ``progress_interval`` while the call
+        waits (``notifications/progress``), none after it ended.
 
         Cancelling the handler (``notifications/cancelled``, or the client went away) aborts
         the call through its signal, so the runtime answers and audits it once; then the SDK
@@ -292,6 +357,8 @@ class _Adapter:
                 await asyncio.shield(asyncio.wait({task, asked}, return_when="FIRST_COMPLETED"))
                 if not task.done():
                     return None
+            if beat is not None:
+                await beat_until_done(task, interval=self.progress_interval, beat=beat)
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             signal.set()
@@ -342,6 +409,22 @@ class _Adapter:
         parked.decide(answer_of(response, approver_name(ctx, credentials)))
         signal = self.calls.get(parked.task) or asyncio.Event()
         return _result(await self.settle(parked.task, signal), params.name)
+
+    def _progress(
+        self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
+    ) -> Beat:
+        """A beat sending ``notifications/progress`` for this call (see :meth:`settle`).
+
+        The SDK sends it only when the call carried a ``progressToken`` (on the in-process
+        transport, a progress callback); otherwise each beat is a no-op.
+        """
+        total, text = waiting_text(rt.definition.by_name.get(name), name)
+        interval = self.progress_interval
+
+        async def beat(n: int) -> None:
+            await ctx.session.report_progress(n * interval, total, text)
+
+        return beat
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -477,6 +560,8 @@ def mcp_server(
     version: str,
     instructions: str | None = None,
     credentials_of: CredentialsOf | None = None,
+    listing: Listing = "available",
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
 ) -> FoldkitMCPServer:
     """Build a low-level MCP server for a bound runtime.
 
@@ -491,6 +576,14 @@ def mcp_server(
             ``Invocation.credentials`` for the runtime's principal provider. Default:
             :func:`default_credentials_of` (the verified bearer token; ``None`` on stdio).
             Never derive it from the call's arguments or ``_meta``.
+        listing: what ``tools/list`` answers (DESIGN §10, :mod:`.listing`): ``"available"``
+            (what is available now, ``tools/list_changed`` on change), ``"all"`` (every
+            capability, always; an unavailable one says so and is refused at call time) or
+            ``"catalog"`` (``list_capabilities`` and ``call_capability`` only), for clients
+            that list once.
+        progress_interval: seconds between ``notifications/progress`` while a ``tools/call``
+            that carried a ``progressToken`` waits (default 5). Progress is the seconds
+            waited, counted in intervals; the total is the completion's timeout, if any.
 
     Returns:
         A :class:`FoldkitMCPServer` (an ``mcp.server.Server``): pass it to ``mcp.Client`` for
@@ -498,6 +591,8 @@ def mcp_server(
 
     Raises:
         TypeError: ``target`` is neither a runtime nor callable.
+        ValueError: ``listing`` is not one of the three, or ``progress_interval`` is not a
+            positive number.
 
     Behaviour (protocol notes §1.1–1.4): tools are listed per request; every call goes through
     ``dispatch_unknown`` with ``transport="mcp"``; refusals are ``is_error`` results carrying
@@ -512,7 +607,7 @@ def mcp_server(
         >>> result.structured_content["status"]
         'completed'
     """
-    adapter = _Adapter(target, credentials_of)
+    adapter = _Adapter(target, credentials_of, listing, progress_interval)
     server = FoldkitMCPServer(
         name,
         version=version,

@@ -6,12 +6,14 @@ from typing import Any, Final
 
 import mcp.types as types
 
-from ...contract.declare import Capability
+from ...contract.declare import Capability, Hints
 
 __all__ = [
     "CONTEXT_URI",
     "OUTPUT_SCHEMA",
     "RESOURCE_URI_PREFIX",
+    "tool",
+    "tool_annotations",
 ]
 
 CONTEXT_URI: Final = "agent://context"
@@ -45,10 +47,36 @@ OUTPUT_SCHEMA: Final[dict[str, Any]] = {
 (the error's JSON plus ``"status"``), since some clients check both against it."""
 
 
+def tool_annotations(title: str | None, hints: Hints) -> types.ToolAnnotations:
+    """The MCP ``ToolAnnotations`` of a title and hints; undeclared (``None``) ones are left out.
+
+    ``title`` is repeated here for clients of protocol 2025-03-26, which read only
+    ``annotations.title``. A hint left out is read by clients as its cautious default
+    (``destructiveHint: true``, ``openWorldHint: true``).
+
+    Example:
+        >>> tool_annotations("Select todo", Hints(destructive=False)).destructive_hint
+        False
+    """
+    values: dict[str, Any] = {
+        "title": title,
+        "read_only_hint": hints.read_only,
+        "destructive_hint": hints.destructive,
+        "idempotent_hint": hints.idempotent,
+        "open_world_hint": hints.open_world,
+    }
+    return types.ToolAnnotations(**{k: v for k, v in values.items() if v is not None})
+
+
 def tool(cap: Capability) -> types.Tool:
-    return types.Tool(
-        name=cap.name,
-        description=cap.description,
-        input_schema=cap.input_schema,
-        output_schema=OUTPUT_SCHEMA,
-    )
+    """The MCP tool of one capability: name, title, description, schemas and annotations."""
+    fields: dict[str, Any] = {
+        "name": cap.name,
+        "description": cap.description,
+        "input_schema": cap.input_schema,
+        "output_schema": OUTPUT_SCHEMA,
+        "annotations": tool_annotations(cap.title, cap.hints),
+    }
+    if cap.title is not None:
+        fields["title"] = cap.title
+    return types.Tool(**fields)

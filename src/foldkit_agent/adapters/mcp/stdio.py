@@ -16,6 +16,7 @@ import anyio
 import mcp.types as types
 from mcp.shared.message import SessionMessage
 
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
 from ...edge.wire import (
     WireError,
     jsonrpc_code,
@@ -23,6 +24,7 @@ from ...edge.wire import (
     loads_strict,
 )
 from ...runtime.bound import AgentRuntime
+from .listing import Listing
 from .server import CredentialsOf, Resolve, mcp_server
 
 __all__ = [
@@ -37,12 +39,15 @@ async def serve_stdio(
     version: str,
     instructions: str | None = None,
     credentials_of: CredentialsOf | None = None,
+    listing: Listing = "available",
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
 ) -> None:
     """Serve MCP over this process's stdin/stdout until the client closes the pipe.
 
-    Same arguments as :func:`mcp_server`. stdio authenticates nobody: with the default
-    ``credentials_of`` every call has ``credentials=None``, so capabilities guarded by
-    ``authorize`` are refused (fail closed) unless the host passes a local ``credentials_of``.
+    Same arguments as :func:`mcp_server` (``listing`` and ``progress_interval`` included).
+    stdio authenticates nobody: with the default ``credentials_of`` every call has
+    ``credentials=None``, so capabilities guarded by ``authorize`` are refused (fail closed)
+    unless the host passes a local ``credentials_of``.
 
     Example:
         >>> async with examples.todo.runtime() as rt:
@@ -51,7 +56,13 @@ async def serve_stdio(
     from mcp.server.stdio import stdio_server
 
     server = mcp_server(
-        target, name=name, version=version, instructions=instructions, credentials_of=credentials_of
+        target,
+        name=name,
+        version=version,
+        instructions=instructions,
+        credentials_of=credentials_of,
+        listing=listing,
+        progress_interval=progress_interval,
     )
     try:
         with _claimed_stdio() as (wire_in, wire_out):

@@ -1,0 +1,237 @@
+"""How capabilities are listed as MCP tools: titles, annotations and the three listing modes.
+
+DESIGN §10. Many clients list tools once: fastmcp's client never opens
+``subscriptions/listen``, so in the 2026-07-28 era it never hears ``tools/list_changed``, and
+pydantic-ai's MCP toolset caches the list it got first. For them a capability that becomes
+available later does not exist. The listing mode decides what ``tools/list`` answers:
+
+* ``"available"`` (default): the capabilities available now; ``tools/list_changed`` on
+  change. Right for clients that re-list on the notification.
+* ``"all"``: every exposed capability, always. One that is unavailable when listed says so at
+  the start of its description, and a call to it is refused (as unavailable, nothing sent)
+  until the application allows it. For clients that list once.
+* ``"catalog"``: exactly two tools, :data:`LIST_CAPABILITIES` (what is available now, with
+  schemas and hints) and :data:`CALL_CAPABILITY` (``{"name", "input"}``). The tool list never
+  changes, so nothing is cached wrong; every call still goes through the runtime's
+  ``dispatch_unknown``, audited and refused exactly as a direct call.
+
+Each capability's ``title`` and behaviour hints become the tool's ``title`` (also
+``annotations.title``, for clients of 2025-03-26) and ``annotations`` (``readOnlyHint``,
+``destructiveHint``, ``idempotentHint``, ``openWorldHint``); a hint declared ``None`` is left
+out, so a client assumes its cautious default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+import mcp.types as types
+
+from ...contract.declare import Capability, Hints
+from ...runtime.bound import AgentRuntime
+from .shapes import OUTPUT_SCHEMA, tool_annotations
+
+__all__ = [
+    "CALL_CAPABILITY",
+    "CATALOG_NAMES",
+    "LISTINGS",
+    "LIST_CAPABILITIES",
+    "UNAVAILABLE_NOTE",
+    "Catalog",
+    "Listing",
+    "call_arguments",
+    "check_listing",
+    "unavailable_tool",
+]
+
+Listing = Literal["available", "all", "catalog"]
+"""How ``tools/list`` answers: see the module docstring."""
+
+LISTINGS: Final[tuple[Listing, ...]] = ("available", "all", "catalog")
+
+LIST_CAPABILITIES: Final = "list_capabilities"
+"""The catalog tool that lists what is available now."""
+
+CALL_CAPABILITY: Final = "call_capability"
+"""The catalog tool that calls one capability by name: ``{"name": str, "input": {...}}``."""
+
+CATALOG_NAMES: Final = frozenset({LIST_CAPABILITIES, CALL_CAPABILITY})
+
+UNAVAILABLE_NOTE: Final = (
+    "[Unavailable when this list was made: a call is refused, and nothing is done, until the "
+    "application's state allows it. It may be available now.] "
+)
+"""What ``listing="all"`` puts before the description of a capability unavailable at listing."""
+
+
+def check_listing(listing: str) -> Listing:
+    """``listing`` if it is one of :data:`LISTINGS`, else :class:`ValueError`.
+
+    Example:
+        >>> check_listing("catalog")
+        'catalog'
+    """
+    if listing not in LISTINGS:
+        raise ValueError(f"listing must be one of {', '.join(LISTINGS)}; got {listing!r}")
+    return listing
+
+
+def unavailable_tool(tool: types.Tool) -> types.Tool:
+    """``tool`` as ``listing="all"`` shows it while its capability is unavailable."""
+    return tool.model_copy(update={"description": UNAVAILABLE_NOTE + (tool.description or "")})
+
+
+# -- the catalog ------------------------------------------------------------------------------
+
+_LIST_OUTPUT: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "capabilities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "title": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    "description": {"type": "string"},
+                    "input_schema": {"type": "object"},
+                    "hints": {"type": "object"},
+                },
+                "required": ["name", "description", "input_schema", "hints"],
+            },
+        }
+    },
+    "required": ["capabilities"],
+}
+
+
+def _aggregate(hints: Sequence[Hints]) -> Hints:
+    """What holds for every capability at once (the catalog's call tool can reach any).
+
+    Read-only only if all are; destructive if any is, not destructive only if none may be
+    (read-only ones never are); idempotent only if all are; open world likewise.
+    """
+
+    def any_true(values: list[bool | None]) -> bool | None:
+        if any(v is True for v in values):
+            return True
+        return False if all(v is False for v in values) else None
+
+    writers = [h for h in hints if not h.read_only]
+    return Hints(
+        read_only=not writers,
+        destructive=any_true([h.destructive for h in writers]),
+        idempotent=all(h.idempotent for h in writers),
+        open_world=any_true([h.open_world for h in hints]),
+    )
+
+
+class Catalog:
+    """The two catalog tools for one contract (``listing="catalog"``).
+
+    Attributes:
+        tools: ``[list_capabilities, call_capability]``.
+        schemas: name -> input schema of the two tools.
+    """
+
+    def __init__(self, capabilities: Sequence[Capability]) -> None:
+        names = [c.name for c in capabilities]
+        reach = _aggregate([c.hints for c in capabilities])
+        list_input: dict[str, Any] = {
+            "type": "object",
+            "properties": {},
+            "additionalProperties": False,
+        }
+        call_input: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "description": "The capability to call, as list_capabilities names it",
+                    **({"enum": names} if names else {}),
+                },
+                "input": {
+                    "type": "object",
+                    "description": "Its input, as its input_schema describes; {} for none",
+                },
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        }
+        self.schemas: dict[str, dict[str, Any]] = {
+            LIST_CAPABILITIES: list_input,
+            CALL_CAPABILITY: call_input,
+        }
+        self.tools: list[types.Tool] = [
+            types.Tool(
+                name=LIST_CAPABILITIES,
+                title="List capabilities",
+                description=(
+                    "List what you can do in this application right now: each capability's "
+                    "name, title, description, input schema and behaviour hints. Call one with "
+                    f"{CALL_CAPABILITY}. The list follows the application's state, so list again "
+                    "after a call is refused as unavailable or the state changed."
+                ),
+                input_schema=list_input,
+                output_schema=_LIST_OUTPUT,
+                annotations=tool_annotations(
+                    "List capabilities",
+                    Hints(read_only=True, destructive=False, idempotent=True, open_world=False),
+                ),
+            ),
+            types.Tool(
+                name=CALL_CAPABILITY,
+                title="Call a capability",
+                description=(
+                    f"Call one capability that {LIST_CAPABILITIES} offers, with its input. "
+                    "Refusals (unavailable now, invalid input, not allowed) come back as an "
+                    "error result explaining what to change; nothing was done."
+                ),
+                input_schema=call_input,
+                output_schema=OUTPUT_SCHEMA,
+                annotations=tool_annotations("Call a capability", reach),
+            ),
+        ]
+
+    def listed(self, rt: AgentRuntime[Any, Any]) -> tuple[str, dict[str, Any]]:
+        """What ``list_capabilities`` answers: (text for the model, structured content)."""
+        caps = [
+            {
+                "name": c.name,
+                "title": c.title,
+                "description": c.description,
+                "input_schema": c.input_schema,
+                "hints": c.hints.declared(),
+            }
+            for c in rt.messages.available()
+        ]
+        data = {"capabilities": caps}
+        if not caps:
+            text = "Nothing is available in the application's current state."
+        else:
+            text = f"{len(caps)} available now:\n" + json.dumps(data, sort_keys=True)
+        return text, data
+
+
+def call_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, Any] | str:
+    """``(name, input)`` from ``call_capability``'s arguments, or what is wrong as a sentence.
+
+    Only mistakes about the catalog tool itself are refused here; ``input`` is passed on as
+    it came, so the runtime decodes it strictly and audits the call like a direct one.
+    """
+    args = dict(arguments or {})
+    extra = sorted(set(args) - {"name", "input"})
+    if extra:
+        return (
+            f"{CALL_CAPABILITY} takes only 'name' and 'input'; move "
+            f"{', '.join(map(repr, extra))} inside 'input' if they are the capability's fields."
+        )
+    name = args.get("name")
+    if not isinstance(name, str) or not name:
+        return (
+            f"{CALL_CAPABILITY} needs 'name': the capability to call, as {LIST_CAPABILITIES} "
+            "names it."
+        )
+    return name, args.get("input", {})
