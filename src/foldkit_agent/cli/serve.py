@@ -34,6 +34,7 @@ from .. import __version__
 from ..audit.log import AuditSink, AuditSinkError
 from ..contract.declare import AgentDefinition
 from ..edge.hosts import LOOPBACK_HOSTS
+from ..edge.progress import DEFAULT_PROGRESS_INTERVAL
 from ..edge.tokens import Grant, TokenTable
 from ..runtime.bound import AgentRuntime
 from . import Command, app
@@ -41,7 +42,12 @@ from .audit_option import AUDIT_HELP, attach_audit, open_sink
 from .loading import TargetError, fail, load_attr
 
 if TYPE_CHECKING:
+    from ..adapters.mcp.listing import Listing
     from ..adapters.mcp.local import LocalUser
+
+LISTING_MODES = ("available", "all", "catalog")
+"""``--listing`` values (``foldkit_agent.adapters.mcp.listing``; kept here so the command
+line loads without the ``mcp`` extra)."""
 
 __all__ = ["HttpPart", "combine", "http_parts", "open_runtime", "run_http", "serve"]
 
@@ -205,6 +211,8 @@ def http_parts(
     tokens: Tokens | None = None,
     allowed_hosts: Sequence[str] | None = None,
     native_tokens: Sequence[str] = (),
+    listing: str = "available",
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
 ) -> list[HttpPart]:
     """The HTTP adapters the command line asked for, in mounting order.
 
@@ -220,7 +228,9 @@ def http_parts(
     tokens. ``allowed_hosts`` (for a non-loopback ``host``) are the host names every adapter
     accepts in ``Host``/``Origin`` besides the loopback names (one
     :class:`~foldkit_agent.edge.HostPolicy` each, built from the same names). MCP and A2A look
-    tokens up in one shared :class:`~foldkit_agent.edge.TokenTable`.
+    tokens up in one shared :class:`~foldkit_agent.edge.TokenTable`. ``listing`` is the MCP listing
+    mode; ``progress_interval`` the seconds between signs of life of a waiting call (MCP
+    progress, A2A ``WORKING`` updates).
     """
     parts: list[HttpPart] = []
     table = (
@@ -241,6 +251,8 @@ def http_parts(
                 host=host,
                 token_verifier=verifier,
                 allowed_hosts=allowed_hosts,
+                listing=cast("Listing", listing),
+                progress_interval=progress_interval,
             )
 
         parts.append(mcp_part)
@@ -273,6 +285,7 @@ def http_parts(
                 base_url=base_url,
                 authentication=backend,
                 allowed_hosts=allowed_hosts,
+                progress_interval=progress_interval,
             )
 
         parts.append(a2a_part)
@@ -447,6 +460,8 @@ async def _serve_stdio(
     name: str,
     user: LocalUser | None,
     guard: StdoutToStderr | _NoGuard,
+    listing: str = "available",
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
 ) -> None:
     """MCP over this process's stdio, every call carrying ``user`` as its credentials."""
     from ..adapters.mcp import serve_stdio
@@ -455,7 +470,14 @@ async def _serve_stdio(
         return user
 
     with guard.lifted():  # serve_stdio claims the real stdout as its wire
-        await serve_stdio(rt, name=name, version=__version__, credentials_of=local_user)
+        await serve_stdio(
+            rt,
+            name=name,
+            version=__version__,
+            credentials_of=local_user,
+            listing=cast("Listing", listing),
+            progress_interval=progress_interval,
+        )
 
 
 @app.command(cls=Command)
@@ -518,6 +540,19 @@ def serve(
         "--audit-durable",
         help="With --audit: answer each call only after its audit entry is stored",
     ),
+    listing: str = typer.Option(
+        "available",
+        "--listing",
+        help="What MCP tools/list shows: 'available' (what is available now; for clients that "
+        "re-list on tools/list_changed), 'all' (every capability, refused while unavailable) or "
+        "'catalog' (list_capabilities + call_capability), for clients that list once",
+    ),
+    progress_interval: float = typer.Option(
+        DEFAULT_PROGRESS_INTERVAL,
+        "--progress-interval",
+        help="Seconds between signs of life of a call waiting on its completion (MCP "
+        "notifications/progress, A2A WORKING updates)",
+    ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
     server_name = name or target.partition(":")[0]
@@ -541,6 +576,12 @@ def serve(
         fail("choose at least one adapter: --mcp stdio|http, --a2a, --webmcp, --native-token")
     if mcp == "stdio" and (a2a or webmcp or native):
         fail("--mcp stdio uses standard input and output; serve the HTTP adapters separately")
+    if listing not in LISTING_MODES:
+        fail(f"--listing takes {', '.join(LISTING_MODES)}, got {listing!r}")
+    if listing != "available" and mcp is None:
+        fail("--listing applies to MCP: add --mcp stdio or --mcp http")
+    if not progress_interval > 0 or progress_interval == float("inf"):
+        fail(f"--progress-interval must be a positive number of seconds, got {progress_interval}")
     if any(len(t) < 16 for t in native_token):
         fail("--native-token must be at least 16 characters")
     try:
@@ -583,7 +624,9 @@ def serve(
         with guard:
             async with open_runtime(loaded, target) as rt, _audited(rt, sink):
                 if mcp == "stdio":
-                    await _serve_stdio(rt, server_name, local_user, guard)
+                    await _serve_stdio(
+                        rt, server_name, local_user, guard, listing, progress_interval
+                    )
                     return
                 sock = bind_socket(host, port)
                 bound = sock.getsockname()[1]
@@ -598,6 +641,8 @@ def serve(
                     tokens=tokens or None,
                     allowed_hosts=hosts,
                     native_tokens=native_token,
+                    listing=listing,
+                    progress_interval=progress_interval,
                 )
                 apps = [part(rt) for part in parts]
                 asgi = combine(apps)

@@ -26,7 +26,16 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-__all__ = ["DEFAULT_PROGRESS_INTERVAL", "Beat", "beat_until_done", "check_interval"]
+from ..contract.completion import Completion, StateCompletion
+from ..contract.declare import Capability
+
+__all__ = [
+    "DEFAULT_PROGRESS_INTERVAL",
+    "Beat",
+    "beat_until_done",
+    "check_interval",
+    "waiting_text",
+]
 
 _log = logging.getLogger("foldkit_agent.edge.progress")
 
@@ -92,3 +101,26 @@ async def beat_until_done(pending: asyncio.Future[Any], *, interval: float, beat
         except Exception:
             _log.warning("sending beat %d of a pending call failed", n, exc_info=True)
     return n
+
+
+def waiting_text(cap: Capability | None, name: str) -> tuple[float | None, str]:
+    """``(total seconds or None, text)``: what a sign of life of a pending call says.
+
+    The total is the completion contract's timeout, so a client can show how much of the
+    longest possible wait has passed; without a contract there is none.
+
+    Example:
+        >>> waiting_text(AppAgent.by_name["create_todo"], "create_todo")
+        (5.0, 'create_todo is waiting for SavedTodo (up to 5 s)')
+    """
+    done = cap.completion if cap is not None else None
+    if isinstance(done, Completion):
+        seconds = float(done.seconds)
+        return seconds, f"{name} is waiting for {done.success.tag()} (up to {seconds:g} s)"
+    if isinstance(done, StateCompletion):
+        seconds = float(done.seconds)
+        return (
+            seconds,
+            f"{name} is waiting for the application to show the change (up to {seconds:g} s)",
+        )
+    return None, f"{name} is waiting for the application to take the call"

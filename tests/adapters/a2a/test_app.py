@@ -107,7 +107,8 @@ async def test_public_card_lists_every_capability_with_its_schema_in_our_extensi
     assert [s["id"] for s in body["skills"]] == [c.name for c in rt.messages.all()]
     create = next(s for s in body["skills"] if s["id"] == "create_todo")
     assert create["description"] == "Create a new todo. Completes once the todo is saved."
-    assert create["tags"] == ["RequestedCreateTodo"]
+    assert create["name"] == "Create todo"  # the capability's title
+    assert create["tags"] == ["RequestedCreateTodo", "non-destructive", "closed-world"]
     (ext,) = body["capabilities"]["extensions"]
     assert ext["uri"] == EXTENSION_URI
     schemas = ext["params"]["skills"]

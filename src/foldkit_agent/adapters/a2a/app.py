@@ -70,6 +70,7 @@ from starlette.types import Scope
 from ...contract.declare import Capability
 from ...edge.guard import EdgeGuard, Rules, route_path
 from ...edge.hosts import HostPolicy
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
 from ...edge.resolve import check_target, resolve_runtime, static_runtime
 from ...edge.wire import DEFAULT_MAX_ITEMS
 from ...runtime.bound import AgentRuntime
@@ -135,6 +136,7 @@ def a2a_app(
     max_body: int = DEFAULT_MAX_BODY,
     allowed_hosts: Iterable[str] | str | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
 ) -> Starlette:
     """Serve a bound runtime over A2A 1.0 (JSON-RPC and HTTP+JSON) as a Starlette app.
 
@@ -166,6 +168,10 @@ def a2a_app(
             (:class:`~foldkit_agent.edge.HostPolicy`). ``["*"]`` accepts any well-formed host
             and origin, which is safe only behind a proxy that checks ``Host``.
         max_items: most JSON values in one body (default 10,000).
+        progress_interval: seconds between ``WORKING`` status updates while a call waits on
+            its completion (default 5; DESIGN §10); streaming callers see them as
+            ``statusUpdate`` events, each with a text part and ``{"waited_seconds",
+            "timeout_seconds"}``.
 
     Every request passes :class:`~foldkit_agent.edge.EdgeGuard` first: Host, Origin,
     ``authentication`` (before any byte of the body is read), content type and length, strict
@@ -246,7 +252,7 @@ def a2a_app(
             raise ours(ctx, failed) from None
 
     task_store = InMemoryTaskStore()
-    executor = CapabilityExecutor(resolve, task_store)
+    executor = CapabilityExecutor(resolve, task_store, progress_interval)
     handler = Handler(
         resolve=resolve,
         agent_executor=executor,

@@ -25,7 +25,7 @@ from a2a.types import (
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.types import Scope
 
-from ...contract.declare import Capability
+from ...contract.declare import Capability, Hints
 from ...edge.guard import route_path
 
 __all__ = [
@@ -70,12 +70,35 @@ def _skill_title(name: str) -> str:
     return text[:1].upper() + text[1:] if text else name
 
 
+def hint_tags(hints: Hints) -> list[str]:
+    """The skill tags that say what a call does, from the declared hints (none if undeclared).
+
+    ``read-only``; otherwise ``destructive`` / ``non-destructive`` and ``idempotent``; and
+    ``open-world`` / ``closed-world``.
+
+    Example:
+        >>> hint_tags(Hints(destructive=False, idempotent=True, open_world=False))
+        ['non-destructive', 'idempotent', 'closed-world']
+    """
+    tags: list[str] = []
+    if hints.read_only:
+        tags.append("read-only")
+    else:
+        if hints.destructive is not None:
+            tags.append("destructive" if hints.destructive else "non-destructive")
+        if hints.idempotent:
+            tags.append("idempotent")
+    if hints.open_world is not None:
+        tags.append("open-world" if hints.open_world else "closed-world")
+    return tags
+
+
 def _skill(cap: Capability, scheme_name: str | None) -> AgentSkill:
     skill = AgentSkill(
         id=cap.name,
-        name=_skill_title(cap.name),
+        name=cap.title or _skill_title(cap.name),
         description=cap.description,
-        tags=[cap.tag],
+        tags=[cap.tag, *hint_tags(cap.hints)],
         input_modes=["application/json"],
         output_modes=["application/json"],
     )
@@ -87,7 +110,12 @@ def _skill(cap: Capability, scheme_name: str | None) -> AgentSkill:
 
 
 def extension_params(caps: Sequence[Capability]) -> dict[str, Any]:
-    return {"skills": {c.name: {"inputSchema": c.input_schema} for c in caps}}
+    """Our extension's params: per skill its input schema and the declared behaviour hints."""
+    return {
+        "skills": {
+            c.name: {"inputSchema": c.input_schema, "hints": c.hints.declared()} for c in caps
+        }
+    }
 
 
 def build_agent_card(

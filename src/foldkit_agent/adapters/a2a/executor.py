@@ -42,6 +42,13 @@ from ...contract.calls import Invocation, new_invocation_id
 from ...contract.declare import Capability
 from ...contract.numbers import integers_from_doubles
 from ...edge.approvals import ParkedApprovals
+from ...edge.progress import (
+    DEFAULT_PROGRESS_INTERVAL,
+    Beat,
+    beat_until_done,
+    check_interval,
+    waiting_text,
+)
 from ...errors import AgentCancelledError, AgentUnknownCapabilityError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, summarize
@@ -98,8 +105,10 @@ class CapabilityExecutor(AgentExecutor):
         self,
         resolve: Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]],
         task_store: TaskStore | None = None,
+        progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
     ) -> None:
         self._resolve = resolve
+        self._interval = check_interval(progress_interval)
         self._runs: dict[str, _Run] = {}
         self._task_store = task_store
         self.parked = ParkedApprovals()  # tasks in INPUT_REQUIRED waiting for a person
@@ -145,7 +154,8 @@ class CapabilityExecutor(AgentExecutor):
             call = asyncio.ensure_future(
                 runtime.messages.dispatch_unknown(name, payload, invocation)
             )
-            result: Any = await _settle_call(call, run.signal, asked)
+            beat = self._beat(updater, cap)
+            result: Any = await _settle_call(call, run.signal, asked, beat, self._interval)
             if result is _ASKED:
                 request, answer = asked.result()
                 owner = owner_of(context.call_context, CREDENTIALS_KEY)
@@ -157,7 +167,7 @@ class CapabilityExecutor(AgentExecutor):
                     await updater.requires_input(approval_message(updater, request))
                     return
                 answer.set_exception(RuntimeError("too many approvals are waiting"))
-                result = await _settle_call(call, run.signal)
+                result = await _settle_call(call, run.signal, None, beat, self._interval)
             await self._publish(updater, result, name)
         except InvalidParamsError as err:
             raise ours(context.call_context, err) from None
@@ -249,6 +259,23 @@ class CapabilityExecutor(AgentExecutor):
         except Exception:
             _log.warning("could not record the end of task %s", task_id, exc_info=True)
 
+    def _beat(self, updater: TaskUpdater, cap: Capability) -> Beat:
+        """A ``WORKING`` status update for a call of ``cap`` that is still waiting.
+
+        It carries a text part (what the call waits for) and a data part
+        ``{"waited_seconds", "timeout_seconds"}``; :func:`_settle_call` sends none after the
+        call resolved, so the terminal state is always the last event.
+        """
+        total, text = waiting_text(cap, cap.name)
+        interval = self._interval
+
+        async def beat(n: int) -> None:
+            data = {"waited_seconds": n * interval, "timeout_seconds": total}
+            message = _agent_message(updater, text, data)
+            await updater.update_status(TaskState.TASK_STATE_WORKING, message=message)
+
+        return beat
+
     async def _publish(self, updater: TaskUpdater, result: Any, name: str) -> None:
         outcome = summarize(result, capability=name)
         if outcome.ok:
@@ -313,9 +340,16 @@ _ASKED: Any = object()
 
 
 async def _settle_call(
-    call: asyncio.Future[Any], signal: asyncio.Event, asked: asyncio.Future[Any] | None = None
+    call: asyncio.Future[Any],
+    signal: asyncio.Event,
+    asked: asyncio.Future[Any] | None = None,
+    beat: Beat | None = None,
+    interval: float = DEFAULT_PROGRESS_INTERVAL,
 ) -> Any:
     """The call's result or exception, or :data:`_ASKED` once it asks a person (with ``asked``).
+
+    With ``beat``, a ``WORKING`` update goes out every ``interval`` seconds while the call
+    waits (DESIGN §10), none after it resolved.
 
     Cancelling the executor (``tasks/cancel``, shutdown) aborts the call through its signal,
     so the runtime answers and audits it once, then re-raises.
@@ -325,6 +359,8 @@ async def _settle_call(
             await asyncio.shield(asyncio.wait({call, asked}, return_when="FIRST_COMPLETED"))
             if not call.done():
                 return _ASKED
+        if beat is not None:
+            await beat_until_done(call, interval=interval, beat=beat)
         return await asyncio.shield(call)
     except asyncio.CancelledError:
         signal.set()

@@ -58,10 +58,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...contract.approval import Approver
 from ...contract.calls import Invocation
-from ...contract.completion import Completion, StateCompletion
-from ...contract.declare import Capability
 from ...edge.approvals import ParkedApprovals
-from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done, check_interval
+from ...edge.progress import (
+    DEFAULT_PROGRESS_INTERVAL,
+    Beat,
+    beat_until_done,
+    check_interval,
+    waiting_text,
+)
 from ...edge.resolve import (
     RuntimeUnavailableError,
     check_target,
@@ -167,25 +171,6 @@ class FoldkitMCPServer(Server[Any]):
 
 def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
-
-
-def waiting_text(cap: Capability | None, name: str) -> tuple[float | None, str]:
-    """``(total seconds or None, message)`` of the progress a pending call to ``name`` reports.
-
-    The total is the completion contract's timeout, so a client can show how much of the
-    longest possible wait has passed; without a contract there is none.
-    """
-    done = cap.completion if cap is not None else None
-    if isinstance(done, Completion):
-        seconds = float(done.seconds)
-        return seconds, f"{name} is waiting for {done.success.tag()} (up to {seconds:g} s)"
-    if isinstance(done, StateCompletion):
-        seconds = float(done.seconds)
-        return (
-            seconds,
-            f"{name} is waiting for the application to show the change (up to {seconds:g} s)",
-        )
-    return None, f"{name} is waiting for the application to take the call"
 
 
 class _Adapter:
