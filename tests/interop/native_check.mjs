@@ -6,8 +6,8 @@
 //   NATIVE_ACTIONS_DIR   absolute path of the generated actions/ folder
 //   FOLDKIT_AGENT_URL    base URL of native_app's surface (read by the generated actions)
 //   FOLDKIT_AGENT_TOKEN  the service token (read by the generated actions)
-//   NATIVE_EXPECTED      JSON: {capabilities: [{name, description, input_schema}],
-//                               unavailable_message}
+//   NATIVE_EXPECTED      JSON: {capabilities: [{name, description, input_schema, title,
+//                               read_only, consequential}], unavailable_message}
 // Output: one JSON line {"checks": {...}} on stdout; exit status 1 on the first failed check.
 import assert from "node:assert/strict";
 import { autoDiscoverActions } from "@agent-native/core/server";
@@ -30,8 +30,18 @@ for (const cap of expected.capabilities) {
   assert.equal(typeof action.run, "function");
   assert.deepStrictEqual(action.tool.parameters, cap.input_schema, `${cap.name} parameters`);
   assert.equal(action.tool.description, cap.description);
+  // The title and hints, where agent-native keeps them (its MCP server reads these too).
+  assert.equal(action.readOnly === true, cap.read_only, `${cap.name} readOnly`);
+  if (cap.title !== null) {
+    assert.equal(action.publicAgent?.title, cap.title, `${cap.name} title`);
+    assert.equal(action.publicAgent?.expose, false, `${cap.name} stays private`);
+    assert.equal(action.publicAgent?.isConsequential, cap.consequential, `${cap.name} consequential`);
+  }
 }
 checks.loaded = expected.capabilities.map((c) => c.name);
+checks.titles = Object.fromEntries(
+  expected.capabilities.map((c) => [c.name, registry[c.name].publicAgent?.title ?? null])
+);
 
 const call = (name, args, ctx) => registry[name].run(args, ctx);
 

@@ -95,7 +95,14 @@ async def test_generated_actions_run_in_agent_native(
     assert len(report.written) == len(AppAgent.capabilities)
     expected = {
         "capabilities": [
-            {"name": c.name, "description": c.description, "input_schema": c.input_schema}
+            {
+                "name": c.name,
+                "description": c.description,
+                "input_schema": c.input_schema,
+                "title": c.title,
+                "read_only": c.hints.read_only,
+                "consequential": c.hints.destructive is not False,
+            }
             for c in AppAgent.capabilities
         ],
         "unavailable_message": AgentCapabilityUnavailableError(capability="delete_todo").message,
@@ -119,6 +126,7 @@ async def test_generated_actions_run_in_agent_native(
     assert done.returncode == 0, f"{stdout}\n{done.stderr.decode()[-4000:]}"
     checks = json.loads(stdout.strip().splitlines()[-1])["checks"]
     assert checks["loaded"] == [c.name for c in AppAgent.capabilities]
+    assert checks["titles"] == {c.name: c.title for c in AppAgent.capabilities}
     assert checks["extra"]["refusedBy"].startswith("foldkit-agent")
     assert checks["forged"]["rawStatus"] == 401
 

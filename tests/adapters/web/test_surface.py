@@ -14,15 +14,17 @@ from starlette.routing import Mount
 
 from examples.todo import Model, run_todo
 from examples.todo.app import ReceivedTodos, RequestedCreateTodo, SelectedTodo, Todo, TodoMessage
-from foldkit_agent import AgentRuntime
+from foldkit_agent import AgentRuntime, agent
 from foldkit_agent.adapters.web.surface import (
     CSRF_HEADER,
     PRINCIPAL_HEADER,
     SESSION_COOKIE,
     CsrfTokens,
     agent_surface,
+    page_tool,
 )
 from foldkit_agent.edge import HOST_REFUSAL
+from tests.support.counter import Incremented, Msg, Reset
 from tests.support.web_serving import serve
 from tests.support.web_surface import (
     BASE,
@@ -53,6 +55,21 @@ async def test_capabilities_lists_what_is_available_with_schemas(env: Env) -> No
     assert schema["additionalProperties"] is False
     assert set(schema["properties"]) == {"title"}
     assert caps["create_todo"]["description"].startswith("Create a new todo")
+    assert caps["create_todo"]["title"] == "Create todo"
+    assert caps["create_todo"]["annotations"] == {"readOnlyHint": False}
+
+
+def test_a_page_tool_carries_read_only_and_leaves_out_a_missing_title() -> None:
+    definition = agent.make(
+        messages=agent.expose(
+            Msg, {Incremented: agent.variant(description="Peek", read_only=True), Reset: "Reset"}
+        )
+    )
+    peek, reset = (page_tool(c) for c in definition.capabilities)
+    assert peek["annotations"] == {"readOnlyHint": True}
+    assert "title" not in peek
+    assert reset["annotations"] == {"readOnlyHint": False}
+    assert list(reset) == ["name", "description", "inputSchema", "annotations"]
 
 
 async def test_context_reads_the_projection(env: Env) -> None:

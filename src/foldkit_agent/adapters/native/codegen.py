@@ -242,7 +242,7 @@ async function run(args: unknown, ctx?: ActionRunContext): Promise<Outcome> {{
 export default defineAction({{
   description: {description},
   schema,
-  run,
+  run,{options}
 }});
 
 // For a hand-written action that adds Agent Native options (needsApproval, ...) around it.
@@ -291,7 +291,30 @@ def render_action(capability: Capability, *, url: str, contract_sha256: str) -> 
         org_header=_js(ORG_HEADER.lower()),
         caller_header=_js(CALLER_HEADER.lower()),
         description=_js(capability.description),
+        options=_action_options(capability),
     )
+
+
+def _action_options(cap: Capability) -> str:
+    """The ``defineAction`` options a title and the hints become (DESIGN §10).
+
+    ``readOnly: true`` for a read-only capability (Agent Native then skips its refresh and lets
+    Plan mode run it). Agent Native keeps an action's title in ``publicAgent.title``; the
+    generated action stays private (``expose: false``, as without ``publicAgent``), and
+    ``isConsequential`` is true unless the capability is read-only or declared not
+    destructive.
+    """
+    lines: list[str] = []
+    hints = cap.hints
+    if hints.read_only:
+        lines.append("  readOnly: true,")
+    if cap.title is not None:
+        consequential = not hints.read_only and hints.destructive is not False
+        lines.append(
+            f"  publicAgent: {{ expose: false, readOnly: {_js(hints.read_only)}, "
+            f"isConsequential: {_js(consequential)}, title: {_js(cap.title)} }},"
+        )
+    return "".join("\n" + line for line in lines)
 
 
 def render_actions(definition: AgentDefinition, *, url: str) -> dict[str, str]:

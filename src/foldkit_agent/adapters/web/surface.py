@@ -13,8 +13,9 @@ at ``/agent``)::
 Routes, relative to the mount point:
 
 ==========================  ===================================================================
-``GET  capabilities``       ``{"capabilities": [{"name", "description", "inputSchema"}]}`` —
-                            what is available right now, for this caller's runtime.
+``GET  capabilities``       ``{"capabilities": [{"name", "title"?, "description", "inputSchema",
+                            "annotations": {"readOnlyHint"}}]}`` — what is available right now,
+                            for this caller's runtime (see :func:`page_tool`).
 ``POST invoke/<name>``      one invocation. The body is the input object (JSON). The answer is
                             always an MCP ``CallToolResult``-shaped object
                             ``{"content": [{"type": "text", "text"}], "structuredContent",
@@ -91,6 +92,7 @@ from starlette.types import Message as AsgiMessage
 from starlette.types import Scope
 
 from ...contract.calls import Invocation
+from ...contract.declare import Capability
 from ...edge.guard import BODY_KEY, EdgeGuard, Rules
 from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
 from ...edge.resolve import (
@@ -118,6 +120,7 @@ __all__ = [
     "SurfaceTarget",
     "agent_surface",
     "call_tool_result",
+    "page_tool",
     "service_caller",
 ]
 
@@ -169,6 +172,27 @@ def call_tool_result(outcome: Outcome) -> dict[str, Any]:
         "structuredContent": outcome.data,
         "isError": not outcome.ok,
     }
+
+
+def page_tool(cap: Capability) -> dict[str, Any]:
+    """One capability as the page registers it with WebMCP's ``registerTool`` (DESIGN §10).
+
+    Returns:
+        ``{"name", "title"?, "description", "inputSchema", "annotations": {"readOnlyHint"}}``;
+        ``title`` only when the capability has one. WebMCP's tool annotations carry only
+        ``readOnlyHint`` of the four behaviour hints, so the others stay with MCP and A2A.
+
+    Example:
+        >>> page_tool(AppAgent.by_name["select_todo"])["annotations"]
+        {'readOnlyHint': False}
+    """
+    tool: dict[str, Any] = {"name": cap.name}
+    if cap.title is not None:
+        tool["title"] = cap.title
+    tool["description"] = cap.description
+    tool["inputSchema"] = cap.input_schema
+    tool["annotations"] = {"readOnlyHint": cap.hints.read_only}
+    return tool
 
 
 def service_caller(request: Request) -> Any | None:
@@ -336,10 +360,7 @@ class _Surface:
         rt = await self._runtime(request)
         if isinstance(rt, Response):
             return rt
-        caps = [
-            {"name": c.name, "description": c.description, "inputSchema": c.input_schema}
-            for c in rt.messages.available()
-        ]
+        caps = [page_tool(c) for c in rt.messages.available()]
         return JSONResponse({"capabilities": caps}, headers={"Cache-Control": "no-store"})
 
     async def context(self, request: Request) -> Response:

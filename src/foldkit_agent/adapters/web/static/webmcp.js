@@ -4,7 +4,8 @@
  * Registers every capability the server currently offers as a WebMCP tool of this page and
  * keeps that set in step with the server:
  *
- *   - tools come from GET <base>capabilities (name, description, inputSchema);
+ *   - tools come from GET <base>capabilities (name, title, description, inputSchema,
+ *     annotations.readOnlyHint);
  *   - each is registered with modelContext.registerTool(tool, {signal}), using
  *     document.modelContext, or navigator.modelContext on older implementations;
  *   - GET <base>events (server-sent events) says when availability changed; the bridge then
@@ -110,7 +111,19 @@
   }
 
   function keyOf(cap) {
-    return JSON.stringify([cap.description, cap.inputSchema]);
+    return JSON.stringify([cap.title, cap.description, cap.inputSchema, cap.annotations]);
+  }
+
+  function toolOf(cap) {
+    var tool = {
+      name: cap.name,
+      description: cap.description,
+      inputSchema: cap.inputSchema,
+      annotations: { readOnlyHint: !!(cap.annotations && cap.annotations.readOnlyHint) },
+      execute: invoke.bind(null, cap.name),
+    };
+    if (typeof cap.title === "string") tool.title = cap.title;
+    return tool;
   }
 
   async function syncOnce(reregister) {
@@ -142,15 +155,7 @@
       var controller = new AbortController();
       registered.set(cap.name, { controller: controller, key: keyOf(cap) });
       try {
-        await mc.registerTool(
-          {
-            name: cap.name,
-            description: cap.description,
-            inputSchema: cap.inputSchema,
-            execute: invoke.bind(null, cap.name),
-          },
-          { signal: controller.signal }
-        );
+        await mc.registerTool(toolOf(cap), { signal: controller.signal });
       } catch (e) {
         registered.delete(cap.name);
         controller.abort();
