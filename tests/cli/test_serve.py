@@ -127,12 +127,46 @@ def test_parse_tokens_reads_subject_and_scopes() -> None:
 
 
 @pytest.mark.parametrize(
+    ("listing", "tools"),
+    [
+        (
+            "all",
+            [
+                "create_todo",
+                "rename_todo",
+                "toggle_todo",
+                "select_todo",
+                "clear_selection",
+                "delete_todo",
+            ],
+        ),
+        ("catalog", ["list_capabilities", "call_capability"]),
+    ],
+)
+async def test_serve_listing_decides_what_tools_list_shows(listing: str, tools: list[str]) -> None:
+    async with served("--mcp", "http", "--listing", listing) as origin:
+        async with Client(streamable_http_client(f"{origin}/mcp")) as client:
+            listed = [t.name for t in (await client.list_tools()).tools]
+    assert listed == tools
+
+
+def test_the_listing_modes_of_the_command_line_are_the_adapters() -> None:
+    from foldkit_agent.adapters.mcp import LISTINGS
+    from foldkit_agent.cli.serve import LISTING_MODES
+
+    assert LISTING_MODES == LISTINGS
+
+
+@pytest.mark.parametrize(
     ("args", "said"),
     [
         ([], "choose at least one adapter"),
         (["--mcp", "stdio", "--a2a"], "serve the HTTP adapters separately"),
         (["--mcp", "carrier-pigeon"], "--mcp takes"),
         (["--a2a", "--token", "oops"], "TOKEN=SUBJECT"),
+        (["--mcp", "http", "--listing", "some"], "--listing takes available, all, catalog"),
+        (["--a2a", "--listing", "all"], "--listing applies to MCP"),
+        (["--mcp", "http", "--progress-interval", "0"], "--progress-interval must be a positive"),
     ],
 )
 def test_bad_serve_options_are_one_clear_line(args: list[str], said: str) -> None:
