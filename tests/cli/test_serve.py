@@ -21,6 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
+from examples.todo import AppAgent
 from foldkit_agent.adapters.a2a import EXTENSION_URI
 from foldkit_agent.cli import app
 from foldkit_agent.cli.serve import parse_tokens
@@ -129,17 +130,7 @@ def test_parse_tokens_reads_subject_and_scopes() -> None:
 @pytest.mark.parametrize(
     ("listing", "tools"),
     [
-        (
-            "all",
-            [
-                "create_todo",
-                "rename_todo",
-                "toggle_todo",
-                "select_todo",
-                "clear_selection",
-                "delete_todo",
-            ],
-        ),
+        ("all", [c.name for c in AppAgent.capabilities]),
         ("catalog", ["list_capabilities", "call_capability"]),
     ],
 )

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.subscriptions import ResourceUpdated, ToolsListChanged
 
@@ -47,6 +49,18 @@ class Notes:
         cart.dispatch(Marked())
         with anyio.fail_after(5):
             await self.marker.wait()
+
+
+@asynccontextmanager
+async def over_http(app: Any, mode: str) -> AsyncGenerator[Client]:
+    """An official ``Client`` in ``mode`` for ``app`` (an ``http_app``) on a loopback port."""
+    from tests.support.serving import served
+
+    async with served(app) as origin:
+        http = httpx2.AsyncClient(timeout=10)
+        wire = streamable_http_client(f"{origin}/mcp", http_client=http)
+        async with Client(wire, mode=mode) as client:
+            yield client
 
 
 @asynccontextmanager

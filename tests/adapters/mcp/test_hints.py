@@ -6,19 +6,14 @@ undeclared is absent from the wire (clients then assume the cautious default), n
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from examples.todo import run_todo
 from foldkit_agent.adapters.mcp import http_app
 from tests.support.mcp_cart import run_cart
-from tests.support.serving import served
+from tests.support.mcp_helpers import over_http
 
 MODES = ["legacy", "auto"]  # "auto" discovers and speaks 2026-07-28
 
@@ -33,15 +28,8 @@ DECLARED = {
 }
 
 
-@asynccontextmanager
-async def client_of(rt: Any, mode: str, **options: Any) -> AsyncGenerator[Client]:
-    app = http_app(rt, name="test", version="1", **options)
-    async with served(app) as origin:
-        http = httpx2.AsyncClient(timeout=10)
-        async with Client(
-            streamable_http_client(f"{origin}/mcp", http_client=http), mode=mode
-        ) as c:
-            yield c
+def client_of(rt: Any, mode: str, **options: Any) -> Any:
+    return over_http(http_app(rt, name="test", version="1", **options), mode)
 
 
 @pytest.mark.parametrize("mode", MODES)

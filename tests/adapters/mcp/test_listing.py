@@ -19,7 +19,7 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from examples.todo import run_todo
+from examples.todo import AppAgent, run_todo
 from foldkit_agent.adapters.mcp import http_app, mcp_server
 from foldkit_agent.adapters.mcp.listing import (
     CALL_CAPABILITY,
@@ -33,14 +33,7 @@ from tests.support.serving import served
 pytestmark = pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 
 MODES = ["legacy", "auto"]  # "auto" discovers and speaks 2026-07-28
-TODO_TOOLS = [
-    "create_todo",
-    "rename_todo",
-    "toggle_todo",
-    "select_todo",
-    "clear_selection",
-    "delete_todo",
-]
+TODO_TOOLS = [c.name for c in AppAgent.capabilities]
 
 
 @asynccontextmanager

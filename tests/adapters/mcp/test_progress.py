@@ -11,14 +11,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from foldkit_agent.adapters.mcp import http_app, mcp_server
 from tests.support.mcp_cart import LongWait, RequestedWait, Waited, run_cart
-from tests.support.serving import served
+from tests.support.mcp_helpers import over_http
 
 INTERVAL = 0.05
 
@@ -30,18 +28,11 @@ async def in_process(rt: Any, mode: str) -> AsyncGenerator[Client]:
         yield client
 
 
-@asynccontextmanager
-async def over_http(rt: Any, mode: str) -> AsyncGenerator[Client]:
-    app = http_app(rt, name="cart", version="1", progress_interval=INTERVAL)
-    async with served(app) as origin:
-        http = httpx2.AsyncClient(timeout=10)
-        async with Client(
-            streamable_http_client(f"{origin}/mcp", http_client=http), mode=mode
-        ) as c:
-            yield c
+def http_client(rt: Any, mode: str) -> Any:
+    return over_http(http_app(rt, name="cart", version="1", progress_interval=INTERVAL), mode)
 
 
-CONNECT: dict[str, Callable[[Any, str], Any]] = {"memory": in_process, "http": over_http}
+CONNECT: dict[str, Callable[[Any, str], Any]] = {"memory": in_process, "http": http_client}
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

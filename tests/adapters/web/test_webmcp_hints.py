@@ -13,13 +13,20 @@ from tests.support.browser import TIMEOUT_MS, launch, need_chromium, site, wait_
 
 pytestmark = [pytest.mark.browser, pytest.mark.interop]
 
-TITLES = {"create_todo": "Create todo"}
 
-
-async def _open(page: Page, url: str) -> None:
+async def registered_tools(page: Page, url: str) -> list[dict[str, Any]]:
+    """Open the todo page and read back what it registered: name, title, readOnlyHint."""
     await page.goto(url + "/")
     await page.wait_for_function("window.foldkitAgent !== undefined", timeout=TIMEOUT_MS)
     await wait_for_tools(page, ["create_todo"], ["delete_todo"])
+    return await page.evaluate(
+        """() => document.modelContext.getTools().then(ts => ts.map(t => ({
+            name: t.name, title: t.title ?? null,
+            readOnlyHint: t.annotations ? t.annotations.readOnlyHint : undefined})))"""
+    )
+
+
+REGISTERED = [{"name": "create_todo", "title": "Create todo", "readOnlyHint": False}]
 
 
 async def test_chromium_sees_the_title_and_read_only_hint_the_page_registered() -> None:
@@ -28,15 +35,7 @@ async def test_chromium_sees_the_title_and_read_only_hint_the_page_registered() 
         context = await browser.new_context()
         try:
             page = await context.new_page()
-            await _open(page, url)
-            registered: list[dict[str, Any]] = await page.evaluate(
-                """() => document.modelContext.getTools().then(ts => ts.map(t => ({
-                    name: t.name, title: t.title ?? null,
-                    readOnlyHint: t.annotations ? t.annotations.readOnlyHint : undefined})))"""
-            )
-            assert registered == [
-                {"name": "create_todo", "title": "Create todo", "readOnlyHint": False}
-            ]
+            assert await registered_tools(page, url) == REGISTERED
             (seen,) = await page.webmcp.tools()  # pyright: ignore[reportUnknownVariableType]
             assert seen["name"] == "create_todo"
             # Playwright reports annotations only when one is set; readOnly is not
@@ -51,14 +50,6 @@ async def test_the_polyfill_gets_the_same_title_and_hint() -> None:
         context = await browser.new_context()
         try:
             page = await context.new_page()
-            await _open(page, url)
-            registered: list[dict[str, Any]] = await page.evaluate(
-                """() => document.modelContext.getTools().then(ts => ts.map(t => ({
-                    name: t.name, title: t.title ?? null,
-                    readOnlyHint: t.annotations ? t.annotations.readOnlyHint : undefined})))"""
-            )
-            assert registered == [
-                {"name": "create_todo", "title": "Create todo", "readOnlyHint": False}
-            ]
+            assert await registered_tools(page, url) == REGISTERED
         finally:
             await context.close()

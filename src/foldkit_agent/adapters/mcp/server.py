@@ -8,7 +8,11 @@ a tool that is no longer listed, so nothing is trusted from the listing).
 Shapes on the wire:
 
 * ``tools/list``: computed on every request from ``runtime.messages.available()``; each tool
-  carries the capability's compatibility-profile input schema and a shared output schema.
+  carries the capability's compatibility-profile input schema, a shared output schema, its
+  title and behaviour annotations. ``listing="all"`` and ``"catalog"`` answer differently, for
+  clients that never re-list (:mod:`.listing`).
+* ``notifications/progress`` while a call with a ``progressToken`` waits, every
+  ``progress_interval`` seconds, none after its answer.
 * ``tools/call`` success: ``CallToolResult(content=[text], structured_content=Outcome.data)``.
 * ``tools/call`` refusal (unknown, unavailable, invalid input, unauthorized, cancelled,
   completion failed, timeout): ``is_error=True``, the agent-facing sentence as text, and the
@@ -87,7 +91,14 @@ from .approval import (
     owner_of,
 )
 from .feed import Feed, LegacyPeer
-from .listing import CATALOG_NAMES, LIST_CAPABILITIES, Listing, call_arguments, check_listing
+from .listing import (
+    CATALOG_NAMES,
+    LIST_CAPABILITIES,
+    Catalog,
+    Listing,
+    call_arguments,
+    check_listing,
+)
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
@@ -195,9 +206,8 @@ class _Adapter:
         self.parked = ParkedApprovals()  # modern-era calls waiting for their approval
         if self.static is not None:
             self.schemas = {c.name: c.input_schema for c in self.static.messages.all()}
-            catalog = self.feed(self.static).catalog
-            if catalog is not None:
-                self.schemas.update(catalog.schemas)
+            if self.listing == "catalog":
+                self.schemas.update(Catalog(self.static.messages.all()).schemas)
 
     # runtime and connection bookkeeping
 
