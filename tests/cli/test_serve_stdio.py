@@ -168,3 +168,16 @@ def test_other_wrong_targets_say_what_shape_serve_wants(attr: str, said: str) ->
     assert result.exit_code == 2
     assert said in result.output
     assert "A runtime factory runs the application and binds its contract" in result.output
+
+
+async def test_listing_catalog_over_stdio_lists_the_two_catalog_tools() -> None:
+    with anyio.fail_after(60):
+        args = ("examples.todo:runtime", "--mcp", "stdio", "--listing", "catalog")
+        async with Client(params(*args)) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            made = await client.call_tool(
+                "call_capability", {"name": "create_todo", "input": {"title": "Milk"}}
+            )
+    assert tools == ["list_capabilities", "call_capability"]
+    assert made.structured_content is not None
+    assert made.structured_content["status"] == "completed"
