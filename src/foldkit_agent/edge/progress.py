@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Final
 
 from ..contract.completion import Completion, StateCompletion
@@ -61,7 +61,9 @@ def check_interval(interval: float) -> float:
     return value
 
 
-async def beat_until_done(pending: asyncio.Future[Any], *, interval: float, beat: Beat) -> int:
+async def beat_until_done(
+    pending: asyncio.Future[Any] | Collection[asyncio.Future[Any]], *, interval: float, beat: Beat
+) -> int:
     """Wait until ``pending`` is done, calling ``beat`` every ``interval`` seconds meanwhile.
 
     ``pending`` itself is never cancelled, awaited for its result or changed: the caller owns
@@ -69,7 +71,8 @@ async def beat_until_done(pending: asyncio.Future[Any], *, interval: float, beat
     propagates from here as usual.
 
     Args:
-        pending: the call in flight (a task or future).
+        pending: the call in flight (a task or future), or several: then until the first of
+            them is done (a call, or its request for a person's approval).
         interval: seconds between beats (see :func:`check_interval`).
         beat: ``async (n) -> None``; its exceptions are logged and otherwise ignored, and it
             is given up after ``interval`` seconds.
@@ -82,13 +85,16 @@ async def beat_until_done(pending: asyncio.Future[Any], *, interval: float, beat
         >>> await beat_until_done(task, interval=5.0, beat=send_progress)
         >>> result = task.result()
     """
+    futures = {pending} if isinstance(pending, asyncio.Future) else set(pending)
     loop = asyncio.get_running_loop()
     started = loop.time()
     n = 0
-    while not pending.done():
+    while not any(f.done() for f in futures):
         due = started + (n + 1) * interval
-        await asyncio.wait({pending}, timeout=max(0.0, due - loop.time()))
-        if pending.done():
+        await asyncio.wait(
+            futures, timeout=max(0.0, due - loop.time()), return_when=asyncio.FIRST_COMPLETED
+        )
+        if any(f.done() for f in futures):
             break
         n += 1
         try:

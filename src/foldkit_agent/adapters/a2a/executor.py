@@ -355,12 +355,14 @@ async def _settle_call(
     so the runtime answers and audits it once, then re-raises.
     """
     try:
+        if beat is not None:
+            await beat_until_done(
+                {call} if asked is None else {call, asked}, interval=interval, beat=beat
+            )
         if asked is not None:
             await asyncio.shield(asyncio.wait({call, asked}, return_when="FIRST_COMPLETED"))
             if not call.done():
                 return _ASKED
-        if beat is not None:
-            await beat_until_done(call, interval=interval, beat=beat)
         return await asyncio.shield(call)
     except asyncio.CancelledError:
         signal.set()

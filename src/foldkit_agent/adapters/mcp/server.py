@@ -318,8 +318,9 @@ class _Adapter:
         task = asyncio.ensure_future(rt.messages.dispatch_unknown(name, payload, invocation))
         self.calls[task] = signal
         task.add_done_callback(self._forget)
+        beat = self._progress(ctx, rt, name)
         if asked is not None:
-            await self.settle(task, signal, asked)
+            await self.settle(task, signal, asked, beat)
             if asked.done() and not task.done():
                 request, answer = asked.result()
                 token = secrets.token_urlsafe(32)
@@ -328,7 +329,6 @@ class _Adapter:
                         input_requests={INPUT_KEY: elicit_request(request)}, request_state=token
                     )
                 answer.set_exception(RuntimeError("too many approvals are waiting"))
-        beat = self._progress(ctx, rt, name)
         return _result(await self.settle(task, signal, beat=beat), name)
 
     async def settle(
@@ -348,12 +348,13 @@ class _Adapter:
         drops the response.
         """
         try:
+            if beat is not None:
+                waiting = {task} if asked is None else {task, asked}
+                await beat_until_done(waiting, interval=self.progress_interval, beat=beat)
             if asked is not None:
                 await asyncio.shield(asyncio.wait({task, asked}, return_when="FIRST_COMPLETED"))
                 if not task.done():
                     return None
-            if beat is not None:
-                await beat_until_done(task, interval=self.progress_interval, beat=beat)
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             signal.set()
