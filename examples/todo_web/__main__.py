@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import socket
+import sys
 
 import uvicorn
 
@@ -14,8 +16,13 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
-    print(f"todo web page: http://{args.host}:{args.port}/")
-    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="warning")
+    try:  # listening before the URL is printed: a browser opened at once waits, not fails
+        sock = socket.create_server((args.host, args.port))
+    except OSError as err:
+        sys.exit(f"error: cannot listen on {args.host}:{args.port}: {err.strerror or err}")
+    print(f"todo web page: http://{args.host}:{sock.getsockname()[1]}/", flush=True)
+    config = uvicorn.Config(create_app(), log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 if __name__ == "__main__":
