@@ -7,6 +7,10 @@
   application's own endpoint, not the agent surface; it passes the same edge guard
   (:class:`foldkit_agent.edge.EdgeGuard`: Host, Origin, the session and CSRF token, JSON of at
   most 4 KiB parsed strictly) before the handler runs.
+* ``GET /app/activity`` — who did what, live (server-sent ``activity`` events): every agent
+  call the runtime's audit log records (transport, principal, capability, decision, approval,
+  outcome; never the input) and the person's own actions from ``/app/dispatch``
+  (:func:`foldkit_agent.adapters.web.activity_endpoint`). Same origin and a session only.
 * ``/agent/...`` — :func:`foldkit_agent.adapters.web.webmcp.mount`: the bridge and the JSON
   surface, with the principal taken from the same session.
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,13 +54,23 @@ from examples.todo.app import (
     ToggledTodo,
 )
 from foldkit_agent import AgentRuntime, AuditLog, Running, agent
-from foldkit_agent.adapters.web import webmcp
+from foldkit_agent.adapters.web import activity_endpoint, webmcp
 from foldkit_agent.adapters.web.surface import DEFAULT_ALLOWED_HOSTS, CsrfTokens
-from foldkit_agent.edge import BODY_KEY, EdgeGuard, HostPolicy, Rules, WireError, route_path
+from foldkit_agent.edge import (
+    BODY_KEY,
+    ActivityFeed,
+    EdgeGuard,
+    HostPolicy,
+    Rules,
+    WireError,
+    route_path,
+)
 
 __all__ = ["DEMO_USER", "SESSION_COOKIE", "TodoWeb", "build_app", "create_app", "todo_web"]
 
 SESSION_COOKIE = "todo_session"
+PAGE_TRANSPORT = "page"
+"""How the activity feed names the person's own page."""
 DEMO_USER = User(id="demo", can_delete=True)
 """Everyone who opens the page is signed in as this user (it is a demo)."""
 
@@ -69,7 +83,12 @@ PERSON_MESSAGES = (
 )
 """The Messages the page's controls send."""
 
-_PAGE = (Path(__file__).parent / "page.html").read_text(encoding="utf-8")
+_HERE = Path(__file__).parent
+_PAGE = (_HERE / "page.html").read_text(encoding="utf-8")
+_ASSETS = {
+    "/app/page.css": ((_HERE / "page.css").read_bytes(), "text/css"),
+    "/app/page.js": ((_HERE / "page.js").read_bytes(), "text/javascript"),
+}
 
 
 @dataclass
@@ -81,12 +100,14 @@ class TodoWeb:
         running: the running Program (``running.dispatch``, ``running.model()``).
         runtime: the bound agent runtime.
         sessions: session id -> :class:`~examples.todo.User`.
+        activity: what the page's activity panel shows.
     """
 
     app: Starlette
     running: Running[Model, Any]
     runtime: AgentRuntime[Model, Any]
     sessions: dict[str, User]
+    activity: ActivityFeed
 
 
 def _view(model: Model, user: User | None) -> dict[str, Any]:
@@ -95,6 +116,15 @@ def _view(model: Model, user: User | None) -> dict[str, Any]:
         "selected": model.selected_todo_id,
         "user": None if user is None else {"id": user.id, "canDelete": user.can_delete},
     }
+
+
+def _asset(body: bytes, media: str) -> Callable[[Request], Awaitable[Response]]:
+    headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+
+    async def serve(_request: Request) -> Response:
+        return Response(body, media_type=media, headers=headers)
+
+    return serve
 
 
 def _error(status: int, text: str) -> JSONResponse:
@@ -106,11 +136,15 @@ def _refused(_scope: Scope, _rules: Rules, err: WireError) -> Response:
 
 
 _DISPATCH = Rules(origin="page")  # the page's own origin only; a JSON body
+_ACTIVITY = Rules(origin="page", body=False)  # the page's own origin, a session; GET only
 _OTHER = Rules(origin="none", body=False, public=True)  # reads (and /agent, guarded itself)
 
 
 def _rules(scope: Scope) -> Rules:
-    return _DISPATCH if route_path(scope) == "/app/dispatch" else _OTHER
+    path = route_path(scope)
+    if path == "/app/dispatch":
+        return _DISPATCH
+    return _ACTIVITY if path == "/app/activity" else _OTHER
 
 
 def build_app(
@@ -122,6 +156,7 @@ def build_app(
     allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
     csrf_secret: bytes | None = None,
     sessions: dict[str, User] | None = None,
+    activity: ActivityFeed | None = None,
 ) -> Starlette:
     """The page, the application endpoints and the agent surface over one running app.
 
@@ -133,10 +168,14 @@ def build_app(
         allowed_hosts: accepted Host names; loopback by default.
         csrf_secret: shared by the page and the agent surface; random by default.
         sessions: the session store (session id -> user); a fresh dict by default.
+        activity: the feed the activity panel shows; by default one following
+            ``runtime.audit`` (the person's actions are added to it either way).
     """
     secret = csrf_secret or secrets.token_bytes(32)
     csrf = CsrfTokens(secret)
     store: dict[str, User] = {} if sessions is None else sessions
+    feed = activity if activity is not None else ActivityFeed(runtime.audit)
+    names = {c.tag: c.name for c in runtime.messages.all()}
 
     def session_of(request: Request) -> str | None:
         sid = request.cookies.get(SESSION_COOKIE)
@@ -149,10 +188,12 @@ def build_app(
     head = "\n".join(f'<script src="{src}"></script>' for src in head_scripts)
 
     async def signed_in(scope: Scope, _rules: Rules) -> WireError | None:
-        """Step 3 of the guard for ``/app/dispatch``: a session and its CSRF token."""
+        """Step 3 of the guard: a session, and for ``/app/dispatch`` its CSRF token."""
         request = Request(scope)
         if user_of(request) is None:
             return WireError(401, "session", "sign in first")
+        if route_path(scope) == "/app/activity":
+            return None  # a read that changes nothing: the session is enough
         if not csrf.verify(session_of(request), request.headers.get("x-csrf-token")):
             return WireError(403, "csrf", "reload the page: the security token is out of date")
         return None
@@ -202,17 +243,28 @@ def build_app(
             message = None
         if not isinstance(message, PERSON_MESSAGES):
             return _error(400, "not a Message this page sends")
+        did = names.get(message.tag(), message.tag())
         if isinstance(message, RequestedDeleteTodo) and not user.can_delete:
+            feed.add_person(
+                transport=PAGE_TRANSPORT,
+                principal=user.id,
+                capability=did,
+                decision="refused",
+                outcome="AgentAuthorizationError",
+            )
             return _error(403, f"{user.id} may not delete todos")
         running.dispatch(message)
+        feed.add_person(transport=PAGE_TRANSPORT, principal=user.id, capability=did)
         return Response(status_code=204)
 
     routes: list[BaseRoute] = [
         Route("/", page, methods=["GET"]),
         Route("/favicon.ico", lambda _r: Response(status_code=204), methods=["GET"]),
+        *(Route(path, _asset(*asset), methods=["GET"]) for path, asset in _ASSETS.items()),
         Route("/app/state", state, methods=["GET"]),
         Route("/app/events", events, methods=["GET"]),
         Route("/app/dispatch", dispatch, methods=["POST"]),
+        Route("/app/activity", activity_endpoint(feed, session_of=session_of), methods=["GET"]),
         *extra_routes,
         webmcp.mount(
             runtime,
@@ -255,15 +307,20 @@ async def todo_web(
     )
     async with run_todo(audit=log) as (running, runtime):
         sessions: dict[str, User] = {}
-        app = build_app(
-            running,
-            runtime,
-            head_scripts=head_scripts,
-            extra_routes=extra_routes,
-            allowed_hosts=allowed_hosts,
-            sessions=sessions,
-        )
-        yield TodoWeb(app, running, runtime, sessions)
+        feed = ActivityFeed(runtime.audit)
+        try:
+            app = build_app(
+                running,
+                runtime,
+                head_scripts=head_scripts,
+                extra_routes=extra_routes,
+                allowed_hosts=allowed_hosts,
+                sessions=sessions,
+                activity=feed,
+            )
+            yield TodoWeb(app, running, runtime, sessions, feed)
+        finally:
+            feed.close()
 
 
 class _Deferred:

@@ -292,6 +292,8 @@ class AuditLog:
         self._flushing = 0  # flush() callers waiting: the pump skips its linger
         self._closing = False
         self._thread: threading.Thread | None = None
+        self._followers: tuple[Callable[[AuditEntry], None], ...] = ()
+        self.follower_failures = 0
         if sink is not None:
             self.use_sink(sink)
 
@@ -451,6 +453,8 @@ class AuditLog:
             if len(self._entries) == self.capacity:
                 self.evicted += 1
             self._entries.append(row)
+        if self._followers:
+            self._tell(row)
         if self._sink is None:
             return None
         return self._forward(row)
@@ -544,6 +548,43 @@ class AuditLog:
                 self.sink_failures += 1
                 self.last_sink_error = f"{type(exc).__name__}: {exc}"[:500]
             _log.warning("audit sink %s failed to close: %s", type(self._sink).__name__, exc)
+
+    def follow(self, on_entry: Callable[[AuditEntry], None]) -> Callable[[], None]:
+        """Call ``on_entry(entry)`` with every entry recorded from now on; returns the unfollow.
+
+        ``on_entry`` runs on the recording thread (the runtime's event loop, usually), right
+        after the entry is kept: it must be quick and must not block (hand the entry over, as
+        :class:`foldkit_agent.edge.ActivityFeed` does). One that raises is logged and counted in
+        :attr:`follower_failures`; the dispatch that recorded the entry never sees it. Entries
+        are given as recorded: no Model, and the input only under ``include_input=True``
+        (redacted), so a follower that shows entries to people should still leave ``input``
+        out.
+
+        Example:
+            >>> unfollow = audit.follow(lambda e: print(e.capability, e.decision))
+            >>> unfollow()
+        """
+        with self._lock:
+            self._followers = (*self._followers, on_entry)
+
+        def unfollow() -> None:
+            with self._lock:
+                kept = list(self._followers)
+                if on_entry in kept:
+                    kept.remove(on_entry)
+                self._followers = tuple(kept)
+
+        return unfollow
+
+    def _tell(self, row: _Row) -> None:
+        entry = _entry_of(row)
+        for on_entry in self._followers:
+            try:
+                on_entry(entry)
+            except Exception:
+                self.follower_failures += 1
+                if _should_log(self.follower_failures):
+                    _log.warning("an audit follower raised; the entry is kept", exc_info=True)
 
     # -- answered means audited ----------------------------------------------------------------
 

@@ -8,10 +8,12 @@
 * :mod:`.limits` — reading a body within a limit; draining a refused one.
 * :mod:`.wire` — the one strict JSON parser (:func:`loads_strict`) and JSON-RPC shape checks.
 * :mod:`.resolve` — the one way to find the runtime for a request; auditing a refusal.
+* :mod:`.activity` — who did what on a runtime, for a person to watch (:class:`ActivityFeed`).
 """
 
 from __future__ import annotations
 
+from .activity import ActivityFeed, ActivityItem
 from .auth import backend_step
 from .guard import (
     BODY_KEY,
@@ -52,6 +54,8 @@ __all__ = [
     "HOST_STATUS",
     "LOOPBACK_HOSTS",
     "PREAUTH_DRAIN",
+    "ActivityFeed",
+    "ActivityItem",
     "Authenticate",
     "EdgeGuard",
     "Grant",

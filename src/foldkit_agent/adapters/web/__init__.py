@@ -3,11 +3,12 @@
 Modules: :mod:`.surface` (:func:`agent_surface`, the JSON routes), :mod:`.csrf` (session-bound
 CSRF tokens), :mod:`.checks` (how the routes pass the edge guard: their rules, the service token
 or session + CSRF step, refusals in the surface's shape), :mod:`.webmcp` (the bridge script and
-the page).
+the page), :mod:`.activity` (the activity feed as server-sent events for a page).
 """
 
 from __future__ import annotations
 
+from .activity import activity_endpoint
 from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 from .surface import (
     DEFAULT_ALLOWED_HOSTS,
@@ -38,6 +39,7 @@ __all__ = [
     "CsrfTokens",
     "Resolve",
     "SurfaceTarget",
+    "activity_endpoint",
     "agent_surface",
     "bridge_script",
     "call_tool_result",
