@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page
 
+from examples.todo import AppAgent
 from tests.support.browser import (
     ARTIFACTS,
     TIMEOUT_MS,
@@ -27,14 +28,7 @@ from tests.support.browser import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.interop]
 
-ALL_TOOLS = [
-    "create_todo",
-    "rename_todo",
-    "toggle_todo",
-    "select_todo",
-    "clear_selection",
-    "delete_todo",
-]
+ALL_TOOLS = [c.name for c in AppAgent.capabilities]
 LONG_TITLE = "Renew-the-passport-before-the-summer-holidays-and-book-the-flights-to-Lisbon"
 
 # For the page and each panel: does its content fit its box? And where is every box?
