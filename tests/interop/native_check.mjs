@@ -109,7 +109,7 @@ assert.deepStrictEqual(Object.keys(defect).sort(), ["message", "ok"]);
 assert.doesNotMatch(defect.message, /404|Not Found|missing|127\.0\.0\.1/);
 checks.defect = defect;
 
-// 8. A completion that failed (the application reported FailedToSaveTodo for a duplicate
+// 8. A completion that failed (FailedToSaveTodo, with its reason, for a duplicate
 //    title) is ok false with the result, never a success shape.
 const duplicate = await call("create_todo", { title: "Milk" }, alice);
 assert.equal(duplicate.ok, false, JSON.stringify(duplicate));

@@ -184,3 +184,25 @@ async def test_the_audit_is_written_with_keywords_so_a_sink_sees_named_fields() 
             "approved_by": None,
         }
     ]
+
+
+async def test_a_failure_message_is_told_in_the_applications_own_words_f03() -> None:
+    from examples.todo import runtime
+
+    async with runtime() as rt:
+        first = await rt.call("create_todo", {"title": "Milk"})
+        again = await rt.call("create_todo", {"title": "Milk"})
+    assert (first.kind, again.kind) == ("completed", "failed")
+    assert again.text == (
+        "create_todo failed: a todo with this title already exists (FailedToSaveTodo). "
+        "Nothing was rolled back."
+    )
+
+
+def test_a_failure_without_a_reason_is_named_by_its_tag_and_a_long_reason_is_cut() -> None:
+    from foldkit_agent.runtime.outcome import MAX_REASON, _failure_text  # pyright: ignore[reportPrivateUsage]
+
+    bare = _failure_text("pay", {"result": {"_tag": "Declined", "code": 7}})
+    long = _failure_text("pay", {"result": {"_tag": "Declined", "error": "x" * 1000}})
+    assert bare == "pay failed: the application reported Declined. Nothing was rolled back."
+    assert long.startswith("pay failed: " + "x" * (MAX_REASON - 1) + "… (Declined)")

@@ -75,14 +75,7 @@ def summarize(result: DispatchResult | BaseException, *, capability: str | None 
         data["status"] = completion.status
         if completion.status == "completed":
             return Outcome(True, "completed", result.name, f"{result.name} completed.", data)
-        tag = completion.message.tag() if completion.message is not None else "a failure"
-        return Outcome(
-            False,
-            "failed",
-            result.name,
-            f"{result.name} failed: the application reported {tag}. Nothing was rolled back.",
-            data,
-        )
+        return Outcome(False, "failed", result.name, _failure_text(result.name, data), data)
     if isinstance(result, AgentError):
         data = result.to_json()
         unknown = isinstance(result, AgentCompletionTimeoutError | AgentHostError) or (
@@ -94,6 +87,33 @@ def summarize(result: DispatchResult | BaseException, *, capability: str | None 
         data["status"] = kind
         return Outcome(False, kind, result.capability, result.message, data)
     return defect(capability)
+
+
+# The failure Message's own words, when it carries them in one of these fields.
+REASON_FIELDS = ("reason", "error", "message", "detail")
+MAX_REASON = 300
+
+
+def _failure_text(capability: str, data: dict[str, Any]) -> str:
+    """``"<capability> failed: <the application's reason>. Nothing was rolled back."``.
+
+    The reason is the failure Message's first string field named in :data:`REASON_FIELDS`
+    (cut to :data:`MAX_REASON` characters), since the application wrote it for whoever made
+    the call; a failure Message without one is named by its tag.
+    """
+    encoded = data.get("result")
+    if not isinstance(encoded, dict):
+        return f"{capability} failed: the application reported a failure. Nothing was rolled back."
+    fields: dict[str, Any] = encoded  # pyright: ignore[reportUnknownVariableType]
+    tag = fields.get("_tag", "a failure")
+    for key in REASON_FIELDS:
+        reason = fields.get(key)
+        if isinstance(reason, str) and reason.strip():
+            text = reason.strip().rstrip(".")
+            if len(text) > MAX_REASON:
+                text = text[: MAX_REASON - 1].rstrip() + "…"
+            return f"{capability} failed: {text} ({tag}). Nothing was rolled back."
+    return f"{capability} failed: the application reported {tag}. Nothing was rolled back."
 
 
 def defect(capability: str | None = None) -> Outcome:
