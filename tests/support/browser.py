@@ -258,3 +258,36 @@ async def resync_storm(page: Page, agent: Agent, web: TodoWeb, url: str, rounds:
         "isError"
     ] is False
     await page.locator("li", has_text="Flipped").wait_for(timeout=TIMEOUT_MS)
+
+
+async def self_removing_call(page: Page, agent: Agent, web: TodoWeb, url: str) -> None:
+    """A call that makes its own tool unavailable still gets its answer.
+
+    ``clear_selection`` is offered only while a todo is selected, so its own call removes it.
+    The test holds the call's HTTP answer until the page has re-synced against the Model the
+    call produced (the race a loaded machine loses on its own): the bridge must keep the tool
+    registered until its call has answered, then remove it.
+    """
+    await page.goto(url + "/")
+    await wait_for_tools(page, ["create_todo"])
+    assert (await agent.call("create_todo", {"title": "Pick me"}))["isError"] is False
+    await wait_for_tools(page, ["select_todo"])
+    await page.locator("li", has_text="Pick me").get_by_role("button", name="Select").click()
+    await wait_for_tools(page, ["clear_selection"])
+    held: list[str] = []
+
+    async def hold_until_resynced(route: Any) -> None:
+        answer = await route.fetch()  # the server applied the call; its change event is out
+        tools = await page.evaluate(
+            "async () => { await window.foldkitAgent.sync(); return window.foldkitAgent.tools(); }"
+        )
+        held.extend(tools)
+        await route.fulfill(response=answer)
+
+    await page.route("**/invoke/clear_selection", hold_until_resynced)
+    result = await agent.call("clear_selection", {})
+    assert result["isError"] is False, result
+    assert web.running.model().selected_todo_id is None
+    assert "clear_selection" in held  # kept while its call was running
+    await wait_for_tools(page, ["select_todo"], ["clear_selection"])  # and removed after
+    assert await page.evaluate("window.foldkitAgent.errors()") == []

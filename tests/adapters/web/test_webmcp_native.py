@@ -8,7 +8,15 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Browser
 
-from tests.support.browser import NativeAgent, launch, need_chromium, resync_storm, scenario, site
+from tests.support.browser import (
+    NativeAgent,
+    launch,
+    need_chromium,
+    resync_storm,
+    scenario,
+    self_removing_call,
+    site,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.interop]
 
@@ -41,5 +49,15 @@ async def test_many_resyncs_never_duplicate_or_throw_f12_native(browser: Browser
         try:
             page = await context.new_page()
             await resync_storm(page, NativeAgent(page), web, url)
+        finally:
+            await context.close()
+
+
+async def test_a_call_that_removes_its_own_tool_still_answers_native(browser: Browser) -> None:
+    async with site(polyfill=False) as (web, url):
+        context = await browser.new_context()
+        try:
+            page = await context.new_page()
+            await self_removing_call(page, NativeAgent(page), web, url)
         finally:
             await context.close()

@@ -16,6 +16,7 @@ from tests.support.browser import (
     need_chromium,
     resync_storm,
     scenario,
+    self_removing_call,
     site,
 )
 
@@ -52,5 +53,15 @@ async def test_many_resyncs_never_duplicate_or_throw_f12_polyfill(browser: Brows
         try:
             page = await context.new_page()
             await resync_storm(page, PolyfillAgent(page), web, url)
+        finally:
+            await context.close()
+
+
+async def test_a_call_that_removes_its_own_tool_still_answers_polyfill(browser: Browser) -> None:
+    async with site(polyfill=True) as (web, url):
+        context = await browser.new_context()
+        try:
+            page = await context.new_page()
+            await self_removing_call(page, PolyfillAgent(page), web, url)
         finally:
             await context.close()

@@ -9,7 +9,11 @@
  *   - each is registered with modelContext.registerTool(tool, {signal}), using
  *     document.modelContext, or navigator.modelContext on older implementations;
  *   - GET <base>events (server-sent events) says when availability changed; the bridge then
- *     aborts the registrations that are gone or changed and registers the new ones;
+ *     aborts the registrations that are gone or changed and registers the new ones. A tool
+ *     whose own call is still running stays registered until that call has answered (a call
+ *     that makes its tool unavailable, such as deleting the selected todo, would otherwise
+ *     lose its answer: the page's model context drops the pending execution of a tool whose
+ *     registration is aborted);
  *   - every execute(input) is POSTed to <base>invoke/<name> with the session's CSRF token,
  *     and the server's answer (an MCP CallToolResult-shaped object) is returned unchanged.
  *
@@ -31,6 +35,7 @@
   );
 
   var registered = new Map(); // name -> {controller: AbortController, key: string}
+  var runningCalls = new Map(); // name -> calls of that tool not yet answered
   var errors = [];
   var syncs = 0;
   var csrf = null;
@@ -75,6 +80,18 @@
   }
 
   async function invoke(name, input) {
+    runningCalls.set(name, (runningCalls.get(name) || 0) + 1);
+    try {
+      return await post(name, input);
+    } finally {
+      var left = runningCalls.get(name) - 1;
+      if (left > 0) runningCalls.set(name, left);
+      else runningCalls.delete(name);
+      schedule(); // what the call changed; and a removal it held back
+    }
+  }
+
+  async function post(name, input) {
     var url = new URL("invoke/" + encodeURIComponent(name), base);
     var body;
     try {
@@ -103,7 +120,6 @@
         csrf = null; // the session changed: fetch a fresh token and retry (nothing was applied)
         continue;
       }
-      schedule();
       if (result && Array.isArray(result.content)) return result;
       return failure("The application answered " + name + " with HTTP " + response.status + " and no result.");
     }
@@ -144,6 +160,7 @@
     // Abort first, so a changed tool's name is free before it is registered again.
     Array.from(registered.entries()).forEach(function (entry) {
       var cap = wanted.get(entry[0]);
+      if (runningCalls.has(entry[0])) return; // removed once its call has answered
       if (reregister || !cap || keyOf(cap) !== entry[1].key) {
         entry[1].controller.abort();
         registered.delete(entry[0]);
