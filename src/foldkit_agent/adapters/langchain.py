@@ -49,6 +49,7 @@ from typing import Any, Final, TypeAlias, TypeVar, cast
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
+from ..contract.approval import Approver
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
 from ..edge.credentials import CallerCredentials
@@ -103,11 +104,17 @@ class CapabilityTool(StructuredTool):
 class _Tools:
     """What every tool built by one :func:`tools` call shares."""
 
-    def __init__(self, target: object, credentials: CallerCredentials[RunnableConfig]) -> None:
+    def __init__(
+        self,
+        target: object,
+        credentials: CallerCredentials[RunnableConfig],
+        approver: Approver | None,
+    ) -> None:
         check_target(target, "tools")
         self.target = target
         self.static = static_runtime(target)
         self.credentials = credentials.of
+        self.approver = approver
 
     async def runtime(self, config: RunnableConfig) -> AgentRuntime[Any, Any]:
         return await resolve_runtime(self.target, config)
@@ -119,7 +126,11 @@ class _Tools:
             sent = _ARGUMENTS.get()
             payload = unpacked if sent is _UNSET else sent
             rt = await self.runtime(config)
-            invocation = Invocation(transport=TRANSPORT, credentials=await self.credentials(config))
+            invocation = Invocation(
+                transport=TRANSPORT,
+                credentials=await self.credentials(config),
+                approver=self.approver,
+            )
             outcome = await rt.call(name, payload, invocation)
             if not outcome.ok:
                 raise ToolException(outcome.text)
@@ -142,6 +153,7 @@ def tools(
     definition: AgentDefinition | None = None,
     credentials: Any = None,
     credentials_of: CredentialsOf | None = None,
+    approver: Approver | None = None,
 ) -> list[CapabilityTool]:
     """The contract's capabilities as LangChain structured tools (every one; see :func:`available`).
 
@@ -154,6 +166,10 @@ def tools(
             runtime's principal provider), fixed by the application when it builds the tools.
         credentials_of: ``(config) -> credentials`` (sync or async), read per call from the run's
             ``RunnableConfig`` instead; exclusive with ``credentials``. Never the model's arguments.
+        approver: ``async (ApprovalRequest) -> Approval``, asked during the call for a
+            ``confirm`` capability (``Invocation.approver``): show the person the request
+            (``request.text()``) and answer. Without one such a call fails closed, refused as
+            ``AgentApprovalError("unavailable")``.
 
     Returns:
         One :class:`CapabilityTool` (a ``StructuredTool``) per capability, in declaration order.
@@ -166,7 +182,9 @@ def tools(
         >>> every_tool = tools(runtime, credentials_of=lambda cfg: cfg["configurable"]["user"])
         >>> await every_tool[0].ainvoke(call, {"configurable": {"user": alice}})
     """
-    shared = _Tools(target, CallerCredentials(credentials, credentials_of, caller="tools"))
+    shared = _Tools(
+        target, CallerCredentials(credentials, credentials_of, caller="tools"), approver
+    )
     if definition is None:
         if shared.static is None:
             raise TypeError("tools(resolve, ...) needs definition= (the contract from agent.make)")

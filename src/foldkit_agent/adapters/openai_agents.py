@@ -25,6 +25,17 @@ What the model reads:
   reported and an unknown outcome: the tool's output is our agent-facing sentence, so the run
   goes on and the model adapts; a defect's output is the one generic sentence.
 
+Approval (a ``confirm`` capability, DESIGN §11). With ``approver=``, the runtime asks it during
+the call. Without one, such a tool has ``needs_approval``: when the SDK asks, the invocation
+starts and, if its ``confirm`` says a person must approve, waits with its Message built and the
+run is interrupted (``result.interruptions``); a call its ``confirm`` predicate lets through
+runs to its end there and no one is asked. Show the person
+``tools(...).approval_request(item.raw_item.call_id)`` (the Message and its preview), then
+``state = result.to_state(); state.approve(item)`` (or ``state.reject(item)``) and
+``Runner.run(agent, state)``: an approval sends that very Message, a rejection is audited as
+declined. Resume in the same process, before the runtime's ``approval_timeout``; a call that no
+longer waits is refused (nobody can be asked).
+
 Example::
 
     from agents import Agent, Runner
@@ -39,6 +50,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, cast
@@ -46,14 +58,17 @@ from typing import Any, Final, TypeAlias, cast
 from agents import AgentBase, FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext
 
+from ..contract.approval import Approval, ApprovalRequest, Approver
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.approvals import MAX_PARKED, ParkedApproval, ParkedApprovals
 from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime, static_runtime
 from ..edge.wire import WireError, loads_strict
 from ..runtime.bound import AgentRuntime
+from ..runtime.outcome import Outcome
 
-__all__ = ["TRANSPORT", "CredentialsOf", "Resolve", "strict_schema", "tools"]
+__all__ = ["TRANSPORT", "CredentialsOf", "FoldkitTools", "Resolve", "strict_schema", "tools"]
 
 
 TRANSPORT: Final = "openai-agents"
@@ -293,12 +308,20 @@ class _Tools:
     """What every tool built by one :func:`tools` call shares."""
 
     def __init__(
-        self, target: object, credentials: CallerCredentials[RunContextWrapper[Any]]
+        self,
+        target: object,
+        credentials: CallerCredentials[RunContextWrapper[Any]],
+        approver: Approver | None,
     ) -> None:
         check_target(target, "tools")
         self.target = target
         self.static = static_runtime(target)
         self.credentials = credentials.of
+        self.approver = approver
+        # calls waiting for a person, by call id (the application is the one caller)
+        self.parked = ParkedApprovals(per_caller=MAX_PARKED)
+        # calls a needs_approval check already ran to the end (nobody had to be asked)
+        self.answered: OrderedDict[str, Outcome] = OrderedDict()
         self.availability: dict[int, tuple[AgentRuntime[Any, Any], _Availability]] = {}
 
     async def runtime(self, ctx: RunContextWrapper[Any]) -> AgentRuntime[Any, Any]:
@@ -316,20 +339,39 @@ class _Tools:
         rewritten = strict_schema(cap.input_schema) if strict else None
         restore = rewritten[1] if rewritten is not None else None
 
-        async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> str:
+        def payload_of(arguments: str) -> Any:
             try:
                 payload: Any = loads_strict(arguments or "{}")
             except WireError:
-                payload = arguments  # not a JSON object: the runtime refuses it, audited
-            if restore is not None:
-                payload = restore(payload)
+                return arguments  # not a JSON object: the runtime refuses it, audited
+            return restore(payload) if restore is not None else payload
+
+        async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> str:
+            call_id = ctx.tool_call_id
+            answered = self.answered.pop(call_id, None)
+            if answered is not None:
+                return _text(answered)
+            parked = self.parked.take(call_id, None, name)
+            if parked is not None:  # the SDK ran it, so the person approved
+                parked.decide(Approval(approved=True))
+                return _text(await parked.task)
             rt = await self.runtime(ctx)
-            invocation = Invocation(transport=TRANSPORT, credentials=await self.credentials(ctx))
-            outcome = await rt.call(name, payload, invocation)
-            return json.dumps(outcome.data) if outcome.ok else outcome.text
+            invocation = Invocation(
+                transport=TRANSPORT, credentials=await self.credentials(ctx), approver=self.approver
+            )
+            return _text(await rt.call(name, payload_of(arguments), invocation))
 
         async def is_enabled(ctx: RunContextWrapper[Any], agent: AgentBase[Any]) -> bool:
+            self.decline_rejected(ctx)
             return await self.available(ctx, name)
+
+        async def needs_approval(
+            ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str
+        ) -> bool:
+            if call_id in self.parked:
+                return True
+            payload = copy.deepcopy(params)  # the SDK's parse of the model's arguments
+            return await self.ask(ctx, name, restore(payload) if restore else payload, call_id)
 
         return FunctionTool(
             name=name,
@@ -338,7 +380,61 @@ class _Tools:
             on_invoke_tool=on_invoke_tool,
             strict_json_schema=rewritten is not None,
             is_enabled=is_enabled,
+            needs_approval=needs_approval if cap.confirm and self.approver is None else False,
         )
+
+    async def ask(self, ctx: RunContextWrapper[Any], name: str, payload: Any, call_id: str) -> bool:
+        """Start the call; ``True`` when it now waits for a person (parked under ``call_id``)."""
+        rt = await self.runtime(ctx)
+        credentials = await self.credentials(ctx)
+
+        def start(approver: Approver) -> Awaitable[Outcome]:
+            invocation = Invocation(transport=TRANSPORT, credentials=credentials, approver=approver)
+            return rt.call(name, payload, invocation)
+
+        got = await self.parked.start(call_id, name, None, start)
+        if isinstance(got, ParkedApproval):
+            return True
+        self.answered[call_id] = got
+        while len(self.answered) > _MAX_ANSWERED:
+            self.answered.popitem(last=False)
+        return False
+
+    def decline_rejected(self, ctx: RunContextWrapper[Any]) -> None:
+        """Hand each call the person rejected its answer (the SDK runs no tool for it)."""
+        for parked in self.parked.of(None):
+            if ctx.is_tool_approved(parked.capability, parked.key) is False:
+                taken = self.parked.take(parked.key, None, parked.capability)
+                if taken is not None:
+                    taken.decide(Approval(approved=False))
+
+    def approval_request(self, call_id: str) -> ApprovalRequest | None:
+        for parked in self.parked.of(None):
+            if parked.key == call_id:
+                return parked.request
+        return None
+
+
+_MAX_ANSWERED: Final = 1024  # calls answered at the approval check, waiting for the SDK to ask
+
+
+def _text(outcome: Outcome) -> str:
+    return json.dumps(outcome.data) if outcome.ok else outcome.text
+
+
+class FoldkitTools(list[FunctionTool]):
+    """The list :func:`tools` returns: one ``FunctionTool`` per capability, plus
+    :meth:`approval_request` for a run interrupted to ask a person."""
+
+    def __init__(self, tools: list[FunctionTool], shared: _Tools) -> None:
+        super().__init__(tools)
+        self._shared = shared
+
+    def approval_request(self, call_id: str) -> ApprovalRequest | None:
+        """What the person is asked about the interrupted call ``call_id``
+        (``interruption.raw_item.call_id``): the Message and its preview; ``None`` when that
+        call no longer waits (answered, timed out) or is not one of these tools'."""
+        return self._shared.approval_request(call_id)
 
 
 def tools(
@@ -348,7 +444,8 @@ def tools(
     credentials: Any = None,
     credentials_of: CredentialsOf | None = None,
     strict: bool = True,
-) -> list[FunctionTool]:
+    approver: Approver | None = None,
+) -> FoldkitTools:
     """The contract's capabilities as OpenAI Agents SDK function tools.
 
     Args:
@@ -362,10 +459,13 @@ def tools(
             run's context instead; exclusive with ``credentials``. Never the model's arguments.
         strict: rewrite each schema for strict function calling (see the module docstring);
             ``False`` sends the compatibility-profile schema non-strict.
+        approver: ``async (ApprovalRequest) -> Approval``, asked during the call for a
+            ``confirm`` capability (``Invocation.approver``). Without one, such a tool has
+            ``needs_approval``: the run is interrupted the SDK's way (see the module docstring).
 
     Returns:
-        One ``FunctionTool`` per capability, in declaration order; each is enabled only while
-        its capability is available.
+        :class:`FoldkitTools`: one ``FunctionTool`` per capability, in declaration order; each
+        is enabled only while its capability is available.
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable; a ``resolve`` target without
@@ -375,9 +475,11 @@ def tools(
         >>> copilot = Agent(name="copilot", model=model, tools=tools(runtime, credentials=alice))
         >>> await Runner.run(copilot, "Add milk to my list")
     """
-    shared = _Tools(target, CallerCredentials(credentials, credentials_of, caller="tools"))
+    shared = _Tools(
+        target, CallerCredentials(credentials, credentials_of, caller="tools"), approver
+    )
     if definition is None:
         if shared.static is None:
             raise TypeError("tools(resolve, ...) needs definition= (the contract from agent.make)")
         definition = shared.static.definition
-    return [shared.tool(cap, strict) for cap in definition.capabilities]
+    return FoldkitTools([shared.tool(cap, strict) for cap in definition.capabilities], shared)

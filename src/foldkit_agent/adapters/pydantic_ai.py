@@ -22,6 +22,18 @@ What the model sees:
   unknown outcome (timeout) and a defect: ``ToolFailed`` with our sentence (the run goes on and
   the model adapts; no retry budget is spent). A defect's text is the one generic sentence.
 
+Approval (a ``confirm`` capability, DESIGN §11). With ``approver=``, the runtime asks it during
+the call. Without one, the call is deferred the pydantic-ai way: ``call_tool`` raises
+``ApprovalRequired`` whose metadata is the :class:`~foldkit_agent.ApprovalRequest` as JSON
+(``message``, ``preview``, ``summary``, ...) plus ``"text"`` to show a person, and the run ends
+with ``DeferredToolRequests`` (give the agent ``output_type=[str, DeferredToolRequests]``). The
+invocation itself waits in this toolset, its Message already built, until the run is resumed
+with ``deferred_tool_results`` on the same toolset (or the runtime's ``approval_timeout``
+passes): an approval sends that very Message, ``metadata={call_id: {"approved_by": "alice"}}``
+records who approved, and a denial is audited as declined (pydantic-ai tells the model).
+``HandleDeferredToolCalls`` answering in the run works the same way. A resumed call that no
+longer waits here (timed out, or another toolset instance) is asked about again.
+
 Each tool's ``ToolDefinition.metadata["foldkit"]`` holds the capability's tag, title and declared
 hints (``read_only``, ``destructive``, ...), for ``toolset(...).filtered(...)``; pydantic-ai never
 sends metadata to the model.
@@ -41,17 +53,21 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
 
-from pydantic_ai import ModelRetry, RunContext, ToolDefinition, ToolFailed
+from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolDefinition, ToolFailed
+from pydantic_ai.messages import ModelRequest, ToolReturnPart
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
+from ..contract.approval import Approval, Approver
 from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.approvals import MAX_PARKED, ParkedApproval, ParkedApprovals
 from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime
 from ..runtime.bound import AgentRuntime
+from ..runtime.outcome import Outcome
 
 __all__ = ["TRANSPORT", "CredentialsOf", "FoldkitToolset", "Resolve", "toolset"]
 
@@ -91,6 +107,7 @@ class FoldkitToolset(AbstractToolset[Any]):
         id: str | None = None,
         max_retries: int = 1,
         strict: bool | None = None,
+        approver: Approver | None = None,
     ) -> None:
         check_target(target, "toolset")
         self._target = target
@@ -98,7 +115,10 @@ class FoldkitToolset(AbstractToolset[Any]):
         self._id = id
         self._max_retries = max_retries
         self._strict = strict
+        self._approver = approver
         self._tools: dict[int, tuple[AgentDefinition, dict[str, ToolsetTool[Any]]]] = {}
+        # calls waiting for a person, by tool call id (the application is the one caller)
+        self._parked = ParkedApprovals(per_caller=MAX_PARKED)
 
     @property
     def id(self) -> str | None:
@@ -140,7 +160,12 @@ class FoldkitToolset(AbstractToolset[Any]):
         return tool
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        """The capabilities available in the application's current state, as tools."""
+        """The capabilities available in the application's current state, as tools.
+
+        Also hands a declined approval to its waiting call (pydantic-ai answers a denied call
+        itself, without calling the tool), so the refusal is audited as ``"declined"``.
+        """
+        self._decline_denied(ctx)
         rt = await self.runtime(ctx)
         return {c.name: self._tool(rt.definition, c) for c in rt.messages.available()}
 
@@ -152,15 +177,63 @@ class FoldkitToolset(AbstractToolset[Any]):
         Raises:
             ModelRetry: a refusal the model can fix (invalid input, unavailable, unknown).
             ToolFailed: any other refusal, a reported failure, an unknown outcome or a defect.
+            ApprovalRequired: the call waits for a person (a ``confirm`` capability, without an
+                ``approver``); its metadata is the :class:`~foldkit_agent.ApprovalRequest`'s
+                JSON plus ``"text"``.
         """
+        key = ctx.tool_call_id
+        if ctx.tool_call_approved and key is not None:
+            parked = self._parked.take(key, None, name)
+            if parked is not None:
+                parked.decide(Approval(approved=True, by=_approved_by(ctx)))
+                return _answer(await parked.task)
         rt = await self.runtime(ctx)
-        invocation = Invocation(transport=TRANSPORT, credentials=await self.credentials(ctx))
-        outcome = await rt.call(name, tool_args, invocation)
-        if outcome.ok:
-            return outcome.data
-        if outcome.kind == "refused" and outcome.data.get("_tag") in _RETRYABLE:
-            raise ModelRetry(outcome.text)
-        raise ToolFailed(outcome.text)
+        credentials = await self.credentials(ctx)
+        cap = rt.definition.by_name.get(name)
+        if self._approver is not None or key is None or cap is None or cap.confirm is None:
+            invocation = Invocation(
+                transport=TRANSPORT, credentials=credentials, approver=self._approver
+            )
+            return _answer(await rt.call(name, tool_args, invocation))
+
+        def start(approver: Approver) -> Awaitable[Outcome]:
+            invocation = Invocation(transport=TRANSPORT, credentials=credentials, approver=approver)
+            return rt.call(name, tool_args, invocation)
+
+        got = await self._parked.start(key, name, None, start)
+        if isinstance(got, ParkedApproval):
+            request = got.request
+            raise ApprovalRequired(metadata={**request.to_json(), "text": request.text()})
+        return _answer(got)
+
+    def _decline_denied(self, ctx: RunContext[Any]) -> None:
+        if not len(self._parked) or not ctx.messages:
+            return
+        last = ctx.messages[-1]
+        if not isinstance(last, ModelRequest):
+            return
+        for part in last.parts:
+            if isinstance(part, ToolReturnPart) and part.outcome == "denied":
+                parked = self._parked.take(part.tool_call_id, None, part.tool_name)
+                if parked is not None:
+                    parked.decide(Approval(approved=False, by=_approved_by(ctx)))
+
+
+def _approved_by(ctx: RunContext[Any]) -> str | None:
+    """Who answered, when the application put ``{"approved_by": ...}`` in the call's metadata."""
+    metadata: Any = ctx.tool_call_metadata
+    if not isinstance(metadata, dict):
+        return None
+    by: Any = cast("dict[str, Any]", metadata).get("approved_by")
+    return by if isinstance(by, str) else None
+
+
+def _answer(outcome: Outcome) -> Any:
+    if outcome.ok:
+        return outcome.data
+    if outcome.kind == "refused" and outcome.data.get("_tag") in _RETRYABLE:
+        raise ModelRetry(outcome.text)
+    raise ToolFailed(outcome.text)
 
 
 def toolset(
@@ -171,6 +244,7 @@ def toolset(
     id: str | None = None,
     max_retries: int = 1,
     strict: bool | None = None,
+    approver: Approver | None = None,
 ) -> FoldkitToolset:
     """The contract's capabilities as a pydantic-ai toolset.
 
@@ -186,6 +260,10 @@ def toolset(
             ends the run (pydantic-ai's own default is 1).
         strict: ``ToolDefinition.strict`` for every tool; ``None`` lets pydantic-ai decide per
             provider.
+        approver: ``async (ApprovalRequest) -> Approval``, asked in the run for a ``confirm``
+            capability (``Invocation.approver``). Without one, such a call is deferred the
+            pydantic-ai way: the run ends with ``DeferredToolRequests`` and resumes with
+            ``deferred_tool_results`` (see the module docstring).
 
     Returns:
         A :class:`FoldkitToolset`, for ``Agent(toolsets=[...])`` or ``agent.run(toolsets=[...])``.
@@ -209,4 +287,5 @@ def toolset(
         id=id,
         max_retries=max_retries,
         strict=strict,
+        approver=approver,
     )

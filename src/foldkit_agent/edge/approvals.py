@@ -14,12 +14,15 @@ out by the runtime's ``approval_timeout``, or cancelled.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..contract.approval import Approval, ApprovalRequest, Approver
 
 __all__ = ["Asked", "ParkedApproval", "ParkedApprovals"]
+
+T = TypeVar("T")
 
 MAX_PER_CALLER = 16
 """Calls one caller may have waiting for a person at once."""
@@ -112,6 +115,38 @@ class ParkedApprovals:
                     answer.cancel()
 
         return approve, asked
+
+    async def start(
+        self, key: str, capability: str, owner: str | None, call: Callable[[Approver], Awaitable[T]]
+    ) -> T | ParkedApproval:
+        """Run ``call(approver)`` until it ends or asks a person, parking it under ``key`` then.
+
+        For a transport that answers "a person must approve" and resumes on a later request
+        (the in-process frameworks' deferred tool calls). Returns what the call returned, or
+        the :class:`ParkedApproval` now waiting under ``key``. A call that cannot be parked (a
+        bound reached, the key taken) is told nobody can be asked, so it is refused as
+        ``"unavailable"``, and its end is returned. Cancelling the waiter cancels the call.
+
+        Example:
+            >>> got = await parked.start(call_id, name, None,
+            ...     lambda approver: rt.call(name, payload, Invocation(approver=approver)))
+            >>> isinstance(got, ParkedApproval)   # a person must answer first
+            True
+        """
+        approver, asked = self.asker()
+        task = asyncio.ensure_future(call(approver))
+        try:
+            await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not task.done():
+            request, answer = asked.result()
+            parked = self.park(key, capability, owner, task, request, answer)
+            if parked is not None:
+                return parked
+            answer.set_exception(RuntimeError("too many calls wait for approval"))
+        return await task
 
     def park(
         self,
