@@ -1,6 +1,7 @@
 """The project's own files keep their promises: the sdist lists only files that exist (the MIT
 LICENSE among them), ruff excludes only paths that exist, every package src imports is
-declared, and the Makefile's fast loop and Chromium check need neither peers nor root."""
+declared, each in-process framework's extra pins the one minor release the suite runs
+against, and the Makefile's fast loop and Chromium check need neither peers nor root."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import subprocess
 import sys
 import tomllib
 from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from tests.support.paths import ROOT
 
@@ -89,3 +93,25 @@ def test_make_chromium_does_nothing_when_chromium_is_present() -> None:
     recipe = (ROOT / "Makefile").read_text()
     advice = re.compile(r"run 'sudo apt-get install [a-z]+' and retry")
     assert "sudo" not in advice.sub("", recipe)  # sudo is only ever advised, never run
+
+
+IN_PROCESS_EXTRAS = {
+    "pydantic-ai": "pydantic-ai-slim",
+    "openai-agents": "openai-agents",
+    "langchain": "langchain-core",
+}
+"""Each in-process framework's extra and the distribution it pins."""
+
+
+def test_each_in_process_extra_is_pinned_to_a_minor_range_the_suite_runs_against() -> None:
+    extras: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
+    for extra, dist in IN_PROCESS_EXTRAS.items():
+        (spec,) = extras[extra]
+        requirement = Requirement(spec)
+        assert requirement.name == dist
+        bounds = {s.operator: Version(s.version) for s in requirement.specifier}
+        assert set(bounds) == {">=", "<"}, spec
+        low, high = bounds[">="], bounds["<"]
+        assert (high.major, high.minor) == (low.major, low.minor + 1), f"{spec}: one minor"
+        installed = importlib.metadata.version(dist)
+        assert requirement.specifier.contains(installed), (extra, installed)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolReturnPart
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext, ToolReturnPart
+from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -144,3 +145,50 @@ async def test_the_predicate_defers_what_it_says_needs_a_person() -> None:
         first = await agent_for(script, toolset(rt)).run("add a long note")
     assert isinstance(first.output, DeferredToolRequests)
     assert [c.tool_name for c in first.output.approvals] == ["add_note"]
+
+
+async def test_handle_deferred_tool_calls_answers_in_the_run_and_an_approval_sends_once() -> None:
+    shown: list[str] = []
+
+    async def handle(ctx: RunContext[None], requests: DeferredToolRequests) -> DeferredToolResults:
+        shown.extend(requests.metadata[c.tool_call_id]["text"] for c in requests.approvals)
+        return requests.build_results(approve_all=True)
+
+    script = Script("remove_note", {"index": 0})
+    async with run_notes() as (running, rt, sent):
+        copilot = Agent(
+            FunctionModel(script),
+            toolsets=[toolset(rt, credentials="alice")],
+            capabilities=[HandleDeferredToolCalls(handler=handle)],
+        )
+        result = await copilot.run("remove the first note")
+        await running.settled()
+        (entry,) = rt.audit.entries()
+    assert result.output == "success"
+    assert len(shown) == 1
+    assert "remove_note" in shown[0]
+    assert sent == [RemovedNote(index=0)]
+    assert (entry.decision, entry.approval, entry.transport) == (
+        "dispatched",
+        "approved",
+        "pydantic-ai",
+    )
+
+
+async def test_handle_deferred_tool_calls_declining_in_the_run_never_reaches_update() -> None:
+    async def handle(ctx: RunContext[None], requests: DeferredToolRequests) -> DeferredToolResults:
+        return DeferredToolResults(approvals={c.tool_call_id: False for c in requests.approvals})
+
+    script = Script("remove_note", {"index": 0})
+    async with run_notes() as (running, rt, sent):
+        copilot = Agent(
+            FunctionModel(script),
+            toolsets=[toolset(rt, credentials="alice")],
+            capabilities=[HandleDeferredToolCalls(handler=handle)],
+        )
+        result = await copilot.run("remove the first note")
+        await running.settled()
+        (entry,) = rt.audit.entries()
+    assert result.output == "denied"
+    assert sent == []
+    assert (entry.outcome, entry.approval) == ("AgentApprovalError", "declined")
