@@ -6,7 +6,8 @@ Both sides call ``set_quantity`` on the same bound runtime (audit in memory) ove
 running Program, in alternating batches:
 
 * **ours**: ``FoldkitToolset.call_tool`` as pydantic-ai's tool manager calls it (the tool
-  listed by ``get_tools`` for a run context, the arguments as the model sent them);
+  listed by ``get_tools`` for a run context, a context naming the tool call, the arguments as
+  the model sent them);
 * **baseline**: the official ``mcp.Client`` over its in-memory transport to
   ``mcp_server(runtime)``, ``call_tool("set_quantity", ...)``: what an in-process agent pays
   when it reaches the same application through MCP instead.
@@ -18,6 +19,7 @@ then answering) through the toolset, to show what the agent loop itself costs ar
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from mcp import Client
 from pydantic_ai import Agent, RunContext
@@ -54,6 +56,7 @@ async def run() -> list[Row]:
         tools = toolset(rt)
         ctx: RunContext[None] = RunContext(deps=None, model=TestModel(), usage=RunUsage())
         tool = (await tools.get_tools(ctx))["set_quantity"]
+        ctx = replace(ctx, tool_name="set_quantity", tool_call_id="call-1")  # as in a run step
         copilot = Agent(FunctionModel(one_call), toolsets=[tools])
 
         async def through_toolset() -> None:
