@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import re
-import sys
 import uuid
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 
 import anyio
 import httpx
@@ -27,40 +22,15 @@ from foldkit_agent.cli import app
 from foldkit_agent.cli.serve import parse_tokens
 from foldkit_agent.edge.guard import HOST_REFUSAL
 from tests.support.hostile import mcp_call_body, mcp_headers
-from tests.support.paths import ROOT
 from tests.support.raw_http import post, write_all_then_read
+from tests.support.serving import serve_process
 
 TOKEN = "alice-token=alice;todos:delete"
 
 
-@asynccontextmanager
-async def served(*args: str) -> AsyncGenerator[str]:
+def served(*args: str) -> AbstractAsyncContextManager[str]:
     """Run ``foldkit-agent serve examples.todo:runtime ARGS --port 0``; yield its origin."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "foldkit_agent.cli",
-        "serve",
-        "examples.todo:runtime",
-        *args,
-        "--port",
-        "0",
-        cwd=ROOT,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert proc.stderr is not None
-    try:
-        with anyio.fail_after(30):
-            line = (await proc.stderr.readline()).decode()
-        assert line.startswith("serving "), line
-        found = re.search(r"http://[^/\s]+", line)
-        assert found is not None, line
-        yield found.group(0)
-    finally:
-        proc.terminate()
-        with anyio.fail_after(15):
-            await proc.wait()
+    return serve_process("examples.todo:runtime", *args)
 
 
 async def test_one_server_speaks_mcp_a2a_and_webmcp_on_one_model() -> None:

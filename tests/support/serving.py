@@ -1,4 +1,5 @@
-"""Serve an ASGI app on a pre-bound loopback port, on the test's own event loop.
+"""Serve an ASGI app on a pre-bound loopback port, on the test's own event loop; or run
+``foldkit-agent serve`` as a real subprocess (:func:`serve_process`).
 
 The socket is bound (and listening) before the server starts, so the URL is usable at once:
 connections wait in the backlog until uvicorn accepts them, and no test sleeps for startup.
@@ -8,6 +9,10 @@ included.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,6 +20,7 @@ from typing import Any
 import anyio
 
 from foldkit_agent.cli.serve import bind_socket, run_http
+from tests.support.paths import ROOT
 
 
 @asynccontextmanager
@@ -28,3 +34,34 @@ async def served(app: Any) -> AsyncIterator[str]:
         finally:
             tg.cancel_scope.cancel()
     sock.close()
+
+
+@asynccontextmanager
+async def serve_process(target: str, *args: str) -> AsyncIterator[str]:
+    """Run ``foldkit-agent serve TARGET ARGS --port 0`` as a subprocess; yield its origin
+    (read from its first "serving ..." line), and SIGTERM it on exit."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "foldkit_agent.cli",
+        "serve",
+        target,
+        *args,
+        "--port",
+        "0",
+        cwd=ROOT,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stderr is not None
+    try:
+        with anyio.fail_after(30):
+            line = (await proc.stderr.readline()).decode()
+        assert line.startswith("serving "), line
+        found = re.search(r"http://[^/\s]+", line)
+        assert found is not None, line
+        yield found.group(0)
+    finally:
+        proc.terminate()
+        with anyio.fail_after(15):
+            await proc.wait()

@@ -8,6 +8,10 @@ Over HTTP every adapter contributes one Starlette app; :func:`combine` joins the
 server (requests go to the first app with a matching route) and runs all their lifespans.
 :func:`http_parts` builds the list of those apps (one :data:`HttpPart` each) from the options,
 so adding an adapter is one more entry there and one more option on the command.
+
+Once started (the apps' lifespans over HTTP, the runtime over stdio) the process freezes what
+start-up allocated (``foldkit_agent.edge.startup``), so full garbage collections while serving
+never rescan it.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from ..audit.log import AuditSink, AuditSinkError
 from ..contract.declare import AgentDefinition
 from ..edge.hosts import LOOPBACK_HOSTS
 from ..edge.progress import DEFAULT_PROGRESS_INTERVAL
+from ..edge.startup import freeze_startup, frozen_lifespan
 from ..edge.tokens import Grant, TokenTable
 from ..runtime.bound import AgentRuntime
 from . import Command, app
@@ -469,6 +474,7 @@ async def _serve_stdio(
     def local_user(_request_context: Any) -> LocalUser | None:
         return user
 
+    freeze_startup()  # what the runtime and the imports allocated is never rescanned
     with guard.lifted():  # serve_stdio claims the real stdout as its wire
         await serve_stdio(
             rt,
@@ -646,6 +652,8 @@ def serve(
                 )
                 apps = [part(rt) for part in parts]
                 asgi = combine(apps)
+                # once every app has started, what start-up allocated is never rescanned
+                asgi.router.lifespan_context = frozen_lifespan(asgi.router.lifespan_context)
                 servers = [a.state.mcp_server for a in apps if hasattr(a.state, "mcp_server")]
 
                 async def answer_calls_in_flight() -> None:

@@ -9,6 +9,7 @@
 * :mod:`.wire` — the one strict JSON parser (:func:`loads_strict`) and JSON-RPC shape checks.
 * :mod:`.resolve` — the one way to find the runtime for a request; auditing a refusal.
 * :mod:`.activity` — who did what on a runtime, for a person to watch (:class:`ActivityFeed`).
+* :mod:`.startup` — freezing what start-up allocated, so the collector never rescans it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .resolve import (
     resolve_runtime,
     static_runtime,
 )
+from .startup import freeze_startup, frozen_lifespan
 from .tokens import Grant, TokenTable, bearer_token
 from .wire import (
     DEFAULT_MAX_DEPTH,
@@ -68,6 +70,8 @@ __all__ = [
     "backend_step",
     "bearer_token",
     "check_target",
+    "freeze_startup",
+    "frozen_lifespan",
     "is_json_content_type",
     "jsonrpc_code",
     "jsonrpc_or_plain",
