@@ -22,7 +22,17 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from . import audit_sink, completion, dispatch, durable, http_load, inprocess, mcp_call, memory
+from . import (
+    audit_sink,
+    completion,
+    dispatch,
+    durable,
+    http_load,
+    inprocess,
+    mcp_call,
+    memory,
+    startup,
+)
 from .harness import Row
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -71,6 +81,7 @@ def scenarios(quick: bool) -> list[tuple[str, Callable[[], Awaitable[list[Row]]]
         ("audit_sink", lambda: audit_rows(quick)),
         ("inprocess", inprocess.run),
         ("durable", lambda: durable.run(6_000 if quick else 20_000)),
+        ("startup", lambda: startup.run(rounds=4 if quick else 8)),
     ]
 
 
@@ -188,6 +199,15 @@ NOTES = """\
     PostgreSQL). With 64 calls in
     flight, calls that arrive while a batch commits share the next commit (entries per commit
     shown), so the cost per call shrinks to a fraction of one commit.
+11. **Start-up frozen**: the bench MCP server's `http_app` with its lifespan entered (as uvicorn
+    starts it) next to an in-memory `mcp.Client`, in this process, which has imported what a
+    `serve` process imports. Alternating batches with what start-up allocated frozen
+    (`freeze_startup()`, as `serve` and `frozen_lifespan` do) and unfrozen: a full
+    `gc.collect()` (the pause a busy server takes for every call in flight; frozen, only what
+    was allocated since start-up is scanned, here next to nothing), and `tools/call` in memory
+    with the generation-2 passes timed. In memory no full pass ran on either side (the
+    per-request machinery of the HTTP path is what makes them frequent under load, per
+    issue 20's wrk runs), so that row shows only that freezing costs a call nothing.
 """
 
 

@@ -30,7 +30,7 @@ the call. Without one, such a tool has ``needs_approval``: when the SDK asks, th
 starts and, if its ``confirm`` says a person must approve, waits with its Message built and the
 run is interrupted (``result.interruptions``); a call its ``confirm`` predicate lets through
 runs to its end there and no one is asked. Show the person
-``tools(...).approval_request(item.raw_item.call_id)`` (the Message and its preview), then
+``tools(...).approval_request(item)`` (the Message and its preview), then
 ``state = result.to_state(); state.approve(item)`` (or ``state.reject(item)``) and
 ``Runner.run(agent, state)``: an approval sends that very Message, a rejection is audited as
 declined. Resume in the same process, before the runtime's ``approval_timeout``; a call that no
@@ -55,7 +55,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, cast
 
-from agents import AgentBase, FunctionTool, RunContextWrapper
+from agents import AgentBase, FunctionTool, RunContextWrapper, Tool, ToolApprovalItem
 from agents.tool_context import ToolContext
 
 from ..contract.approval import Approval, ApprovalRequest, Approver
@@ -422,19 +422,31 @@ def _text(outcome: Outcome) -> str:
     return json.dumps(outcome.data) if outcome.ok else outcome.text
 
 
-class FoldkitTools(list[FunctionTool]):
-    """The list :func:`tools` returns: one ``FunctionTool`` per capability, plus
-    :meth:`approval_request` for a run interrupted to ask a person."""
+class FoldkitTools(list[Tool]):
+    """The list :func:`tools` returns: one ``FunctionTool`` per capability (typed as the SDK's
+    ``Tool``, so it is what ``Agent(tools=...)`` takes), plus :meth:`approval_request` for a
+    run interrupted to ask a person."""
 
     def __init__(self, tools: list[FunctionTool], shared: _Tools) -> None:
         super().__init__(tools)
         self._shared = shared
 
-    def approval_request(self, call_id: str) -> ApprovalRequest | None:
-        """What the person is asked about the interrupted call ``call_id``
-        (``interruption.raw_item.call_id``): the Message and its preview; ``None`` when that
-        call no longer waits (answered, timed out) or is not one of these tools'."""
-        return self._shared.approval_request(call_id)
+    def approval_request(self, call: ToolApprovalItem | str) -> ApprovalRequest | None:
+        """What the person is asked about an interrupted call: the Message and its preview.
+
+        Args:
+            call: one of ``result.interruptions``, or its call id.
+
+        Returns:
+            The :class:`~foldkit_agent.ApprovalRequest` (show ``request.text()``); ``None`` when
+            that call no longer waits (answered, timed out) or is not one of these tools'.
+
+        Example:
+            >>> for item in result.interruptions:
+            ...     print(every.approval_request(item).text())
+        """
+        call_id = call if isinstance(call, str) else call.call_id
+        return None if call_id is None else self._shared.approval_request(call_id)
 
 
 def tools(

@@ -21,7 +21,7 @@ or, for its own Starlette app, ``Starlette(routes=..., lifespan=frozen_lifespan(
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeAlias
 
@@ -67,7 +67,7 @@ def frozen_lifespan(lifespan: Lifespan | None = None) -> Lifespan:
     """
 
     @asynccontextmanager
-    async def frozen(app: Any) -> AsyncIterator[Any]:
+    async def frozen(app: Any) -> AsyncGenerator[Any]:
         if lifespan is None:
             freeze_startup()
             try:

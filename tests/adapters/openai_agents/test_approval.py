@@ -36,8 +36,10 @@ async def test_a_confirm_call_interrupts_the_run_and_an_approval_sends_the_messa
         copilot = Agent(name="copilot", model=model, tools=every)
         first = await Runner.run(copilot, "remove the first note", run_config=NO_TRACES)
         (item,) = first.interruptions
-        request = every.approval_request(item.raw_item.call_id)
+        request = every.approval_request(item)
         assert request is not None
+        assert every.approval_request("call-1") is request  # or by its call id
+        assert every.approval_request("another-call") is None
         assert request.message == RemovedNote(index=0)
         assert request.preview == [{"op": "remove", "path": "/notes/0"}]
         assert running.host.model().notes == ("buy milk", "call mom")
