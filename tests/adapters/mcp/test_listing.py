@@ -21,6 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from examples.todo import AppAgent, run_todo
 from foldkit_agent.adapters.mcp import http_app, mcp_server
+from foldkit_agent.adapters.mcp import server as server_module
 from foldkit_agent.adapters.mcp.listing import (
     CALL_CAPABILITY,
     LIST_CAPABILITIES,
@@ -282,3 +283,70 @@ async def test_pydantic_ai_toolset_calls_a_later_capability_through_the_catalog(
         assert result.output == "done"
         assert all(o == sorted([CALL_CAPABILITY, LIST_CAPABILITIES]) for o in offered)
         assert running.model().selected_todo_id == "todo-1"
+
+
+# -- tools/list built once per runtime, availability set and protocol version -----------------
+
+
+@pytest.fixture
+def list_handler_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each run of the adapter's tools/list handler (the pipeline the cache saves), by name of
+    the first tool; servers built after this fixture count into it."""
+    runs: list[str] = []
+    build = server_module._Adapter.list_tools  # pyright: ignore[reportPrivateUsage]
+
+    async def counting(self: Any, ctx: Any, params: Any) -> Any:
+        listed = await build(self, ctx, params)
+        runs.append(ctx.protocol_version)
+        return listed
+
+    monkeypatch.setattr(server_module._Adapter, "list_tools", counting)  # pyright: ignore[reportPrivateUsage]
+    return runs
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_repeated_list_is_built_once_and_again_after_availability_changes(
+    mode: str, list_handler_runs: list[str]
+) -> None:
+    async with run_todo() as (running, rt):
+        async with Client(mcp_server(rt, name="t", version="1"), mode=mode) as c:
+            first = [t.name for t in (await c.list_tools()).tools]
+            again = [[t.name for t in (await c.list_tools()).tools] for _ in range(3)]
+            assert len(list_handler_runs) == 1
+            assert again == [first] * 3 == [["create_todo"]] * 3
+
+            assert not (await c.call_tool("create_todo", {"title": "Milk"})).is_error
+            await running.settled()
+            changed = [t.name for t in (await c.list_tools()).tools]
+            assert changed == TODO_TOOLS[:4]
+            assert len(list_handler_runs) == 2
+            assert [t.name for t in (await c.list_tools()).tools] == changed
+            assert len(list_handler_runs) == 2
+
+
+async def test_each_protocol_era_gets_its_own_wire_form_of_the_same_list(
+    list_handler_runs: list[str],
+) -> None:
+    async with run_todo() as (_running, rt):
+        server = mcp_server(rt, name="t", version="1")
+        for mode in [*MODES, *MODES]:
+            async with Client(server, mode=mode) as c:
+                assert [t.name for t in (await c.list_tools()).tools] == ["create_todo"]
+    assert len(list_handler_runs) == 2
+    assert len(set(list_handler_runs)) == 2  # one per protocol version
+
+
+async def test_listing_all_rebuilds_its_unavailable_notes_when_availability_changes(
+    list_handler_runs: list[str],
+) -> None:
+    async with run_todo() as (running, rt):
+        async with Client(mcp_server(rt, name="t", version="1", listing="all")) as c:
+            before = {t.name: t.description or "" for t in (await c.list_tools()).tools}
+            assert before["rename_todo"].startswith(UNAVAILABLE_NOTE)
+            assert not (await c.call_tool("create_todo", {"title": "Milk"})).is_error
+            await running.settled()
+            after = {t.name: t.description or "" for t in (await c.list_tools()).tools}
+            assert not after["rename_todo"].startswith(UNAVAILABLE_NOTE)
+            assert after["delete_todo"].startswith(UNAVAILABLE_NOTE)
+            await c.list_tools()
+    assert len(list_handler_runs) == 2

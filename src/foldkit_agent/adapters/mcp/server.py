@@ -239,6 +239,8 @@ class _Adapter:
     async def middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method == "tools/list":
+            return await self.listed(ctx, call_next)
         result = await call_next(ctx)
         if self.static is not None and ctx.method == "notifications/initialized":
             self.track(ctx, self.static)
@@ -260,6 +262,32 @@ class _Adapter:
         for _rt, feed in list(self.feeds.values()):
             feed.close()
         self.feeds.clear()
+
+    async def listed(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """``tools/list`` in its wire form, built once per runtime, availability set and
+        protocol version, and reused until one of them changes.
+
+        The first request for a set runs the SDK's whole pipeline (:meth:`list_tools`, then
+        the SDK's validation and serialization of every tool for that protocol version); its
+        wire dict is kept on the runtime's feed and later requests return it as a middleware
+        result, which the SDK passes on as written. A request with parameters other than
+        ``_meta`` (a ``cursor``) always takes the whole pipeline.
+        """
+        params = ctx.params or {}
+        if any(key != "_meta" for key in params) or not isinstance(params.get("_meta", {}), dict):
+            return await call_next(ctx)
+        rt = await self.runtime(ctx)
+        feed = self.feed(rt)
+        names = () if feed.catalog is not None else tuple(c.name for c in rt.messages.available())
+        kept = feed.listed.get(ctx.protocol_version)
+        if kept is not None and kept[0] == names:
+            return kept[1]
+        wire = await call_next(ctx)
+        if isinstance(wire, dict):
+            feed.listed[ctx.protocol_version] = (names, wire)
+        return wire
 
     # handlers
 
@@ -590,7 +618,9 @@ def mcp_server(
         ValueError: ``listing`` is not one of the three, or ``progress_interval`` is not a
             positive number.
 
-    Behaviour (protocol notes §1.1–1.4): tools are listed per request; every call goes through
+    Behaviour (protocol notes §1.1–1.4): tools are listed per request, from a wire form built
+    once per runtime, availability set and protocol version (reused until one changes); every
+    call goes through
     ``dispatch_unknown`` with ``transport="mcp"``; refusals are ``is_error`` results carrying
     the error JSON; defects are generic error results; cancelling a ``tools/call`` sets the
     invocation's signal (the SDK then sends no answer). Change notifications go to modern
