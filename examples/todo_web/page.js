@@ -1,5 +1,7 @@
 // The todo page: the list (from /app/events), the person's controls (POST /app/dispatch),
-// the activity panel (from /app/activity) and the tools the bridge offers a browser agent.
+// the activity panel (from /app/activity), the agents' calls waiting for the person's
+// approval (from /agent/events and /agent/approvals) and the tools the bridge offers a
+// browser agent.
 // Plain JavaScript, no dependencies.
 (function () {
   "use strict";
@@ -149,6 +151,50 @@
   var feed = new EventSource("/app/activity");
   feed.addEventListener("activity", function (ev) { showActivity(JSON.parse(ev.data)); });
   feed.addEventListener("open", function () { activity.replaceChildren(); });
+
+  // -- approval: an agent's call that needs the person's OK waits until they answer here -----
+  // What it would change is computed by the application (a preview), not by the agent.
+
+  var approvalBox = document.getElementById("approvals");
+  var approvalList = document.getElementById("approval-list");
+
+  async function answer(id, approve) {
+    var r = await fetch("/agent/approvals/" + encodeURIComponent(id), {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "content-type": "application/json", "x-csrf-token": token },
+      body: JSON.stringify({ approve: approve }),
+    });
+    if (!r.ok) errorBox.textContent = "The answer was not taken (HTTP " + r.status + ").";
+  }
+
+  function request(req) {
+    var box = el("div", "approval");
+    box.dataset.testid = "approval";
+    box.dataset.capability = req.capability;
+    var actions = el("div", "actions");
+    [["Approve", "primary", true], ["Decline", "danger", false]].forEach(function (b) {
+      var choice = el("button", b[1], b[0]);
+      choice.type = "button";
+      choice.addEventListener("click", function () { answer(req.id, b[2]); });
+      actions.append(choice);
+    });
+    box.append(el("pre", "", req.text), actions);
+    return box;
+  }
+
+  function showApprovals(waiting) {
+    approvalList.replaceChildren.apply(approvalList, waiting.map(request));
+    approvalBox.hidden = waiting.length === 0;
+  }
+
+  var agentEvents = new EventSource("/agent/events");
+  agentEvents.addEventListener("approvals", function (ev) { showApprovals(JSON.parse(ev.data).approvals); });
+  agentEvents.addEventListener("ready", function () {
+    fetch("/agent/approvals", { credentials: "same-origin" })
+      .then(function (r) { return r.json(); })
+      .then(function (body) { showApprovals(body.approvals || []); });
+  });
 
   // -- the tools the bridge registered ---------------------------------------------------------
 

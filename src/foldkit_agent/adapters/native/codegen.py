@@ -59,7 +59,7 @@ from typing import Any
 
 from ...contract.declare import AgentDefinition, Capability
 from ...manifest import to_manifest
-from ..web.surface import PRINCIPAL_HEADER
+from ..web.surface import APPROVED_HEADER, PRINCIPAL_HEADER
 
 __all__ = [
     "CALLER_HEADER",
@@ -146,6 +146,7 @@ _ACTION_TEMPLATE = """\
 import {{ defineAction, type ActionRunContext }} from "@agent-native/core/action";
 
 const NAME = {name};
+const NEEDS_APPROVAL = {needs_approval};
 const DEFAULT_URL = {url};
 const INPUT_SCHEMA = {schema};
 
@@ -200,6 +201,10 @@ async function run(args: unknown, ctx?: ActionRunContext): Promise<Outcome> {{
     const encoded = headerValue(value);
     if (encoded !== undefined) headers[name] = encoded;
   }}
+  // Agent Native asked its user first (needsApproval): say so; the server decides whether
+  // it trusts that (agent_surface(trust_service_approvals=True)), else it refuses the call.
+  const approved = headerValue(ctx?.approvedToolCallKey);
+  if (NEEDS_APPROVAL && approved !== undefined) headers[{approved_header}] = approved;
   let body: string;
   try {{
     body = JSON.stringify(args === undefined ? {{}} : args);
@@ -242,6 +247,7 @@ async function run(args: unknown, ctx?: ActionRunContext): Promise<Outcome> {{
 export default defineAction({{
   description: {description},
   schema,
+  needsApproval: NEEDS_APPROVAL,
   run,{options}
 }});
 
@@ -292,6 +298,8 @@ def render_action(capability: Capability, *, url: str, contract_sha256: str) -> 
         caller_header=_js(CALLER_HEADER.lower()),
         description=_js(capability.description),
         options=_action_options(capability),
+        needs_approval="true" if capability.confirm is not None else "false",
+        approved_header=_js(APPROVED_HEADER.lower()),
     )
 
 

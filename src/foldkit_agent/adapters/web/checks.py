@@ -2,11 +2,12 @@
 
 * Rules: ``POST invoke/<name>`` is a page route (its ``Origin`` must be the page's own, or an
   allowed one), carries a JSON body (an empty body means ``{}``) and names the capability
-  ``<name>``, so a refusal of it is audited; the reading routes are checked for Host only.
+  ``<name>``, so a refusal of it is audited; ``POST approvals/<id>`` (the person's answer) is a
+  page route with a JSON body too; the reading routes are checked for Host only.
 * Step 3 (:class:`SurfaceAuth`): a request with ``Authorization: Bearer <token>`` is a service
   caller, authenticated by ``service_auth(token)`` (401 otherwise); one without is a page, whose
-  ``invoke`` must carry the session's CSRF token (403 otherwise). With ``service_only`` (Agent
-  Native) a request without a bearer token is 401.
+  ``invoke`` and approval answers must carry the session's CSRF token (403 otherwise). With
+  ``service_only`` (Agent Native) a request without a bearer token is 401.
 * Refusals are answered in the surface's shape (:func:`rejected`).
 """
 
@@ -35,8 +36,10 @@ SERVICE_STATE: Final = "foldkit_agent_service"
 """``request.state`` attribute holding the identity ``service_auth`` returned."""
 
 INVOKE: Final = "/invoke/"
+APPROVALS: Final = "/approvals/"
 
 _READING = Rules(origin="none", body=False)
+_ANSWER = Rules(origin="page")
 _CSRF_TEXT = (
     "The page's security token is missing or out of date; reload the page and retry. "
     "Nothing was applied."
@@ -81,6 +84,8 @@ def classify(scope: Scope) -> Rules:
     path = route_path(scope)
     if path.startswith(INVOKE) and len(path) > len(INVOKE):
         return Rules(origin="page", empty_ok=True, capability=path[len(INVOKE) :][:200])
+    if path.startswith(APPROVALS) and len(path) > len(APPROVALS):
+        return _ANSWER
     return _READING
 
 
@@ -133,7 +138,7 @@ class SurfaceAuth:
                 return WireError(
                     401, "unauthenticated", _SERVICE_ONLY_TEXT, {"WWW-Authenticate": "Bearer"}
                 )
-            if rules.capability is None:
+            if rules.origin != "page":
                 return None  # a reading route: the page's session is enough
             token = headers.get(CSRF_HEADER)
             if not self.csrf.verify(session_id(Request(scope), self.session_of), token):

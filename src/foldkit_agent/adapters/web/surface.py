@@ -24,6 +24,14 @@ Routes, relative to the mount point:
                             whenever availability, the context or a resource changed.
 ``GET  context``            ``{"context": <the context projection> | null}``.
 ``GET  session``            ``{"csrfToken", "csrfHeader"}`` for a browser page (same origin).
+``GET  approvals``          ``{"approvals": [...]}``: this page session's calls waiting for the
+                            person's approval (``confirm`` capabilities), each ``{"id",
+                            "text", "capability", "title", "description", "input", "message",
+                            "preview", "summary"}``; an ``approvals`` event on ``events``
+                            carries the same list whenever it changes.
+``POST approvals/<id>``     the person's answer, ``{"approve": true | false}``, with the same
+                            Host, Origin and CSRF checks as ``invoke``; the waiting ``invoke``
+                            then answers (sent, or refused as declined).
 ==========================  ===================================================================
 
 Security model
@@ -78,7 +86,7 @@ import secrets
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -91,8 +99,10 @@ from starlette.routing import Route
 from starlette.types import Message as AsgiMessage
 from starlette.types import Scope
 
+from ...contract.approval import Approval, Approver
 from ...contract.calls import Invocation
 from ...contract.declare import Capability
+from ...edge.approvals import Asked, ParkedApproval, ParkedApprovals
 from ...edge.guard import BODY_KEY, EdgeGuard, Rules
 from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
 from ...edge.resolve import (
@@ -110,6 +120,7 @@ from .checks import SERVICE_STATE, SurfaceAuth, classify, rejected, render, sess
 from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 
 __all__ = [
+    "APPROVED_HEADER",
     "CSRF_HEADER",
     "DEFAULT_ALLOWED_HOSTS",
     "DEFAULT_MAX_BODY",
@@ -131,6 +142,11 @@ PRINCIPAL_HEADER = "X-Foldkit-Principal"
 """A conventional header for a *service* caller to assert the end user it acts for.
 
 The surface never reads it; a ``credentials_of`` hook may, after checking :func:`service_caller`.
+"""
+
+APPROVED_HEADER = "X-Foldkit-Approved"
+"""A *service* caller's statement that a person already approved this call (any value, such
+as Agent Native's approval key). Read only with ``agent_surface(trust_service_approvals=True)``.
 """
 
 
@@ -217,6 +233,7 @@ class _Config:
     transport: str
     service_transport: str
     ping: float
+    trust_service_approvals: bool
 
 
 def agent_surface(
@@ -234,6 +251,7 @@ def agent_surface(
     service_transport: str = "agent-native",
     ping: float = 15.0,
     service_only: bool = False,
+    trust_service_approvals: bool = False,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
 
@@ -262,6 +280,15 @@ def agent_surface(
         ping: seconds between keep-alive comments on ``events``.
         service_only: refuse every request without a bearer token (401), before anything
             else runs: what :func:`foldkit_agent.adapters.native.native_app` serves.
+        trust_service_approvals: a service caller that sends :data:`APPROVED_HEADER` is taken
+            at its word that a person approved (the generated Agent Native actions send it
+            after their ``needsApproval`` step). Off by default: a service caller of a
+            ``confirm`` capability is then refused as ``"unavailable"``.
+
+    Approval (DESIGN §11): a page caller's ``invoke`` of a ``confirm`` capability waits while
+    the person in the page answers through ``approvals``; only the same session can see or
+    answer it, and the runtime's ``approval_timeout`` bounds the wait. A page without a session
+    has no person to ask: the call is refused as ``"unavailable"``.
 
     Returns:
         A :class:`starlette.applications.Starlette` app with the routes listed in the module
@@ -282,6 +309,7 @@ def agent_surface(
         transport=transport,
         service_transport=service_transport,
         ping=ping,
+        trust_service_approvals=trust_service_approvals,
     )
     surface = _Surface(config)
     auth = SurfaceAuth(
@@ -308,6 +336,8 @@ def agent_surface(
             Route("/session", surface.session, methods=["GET"]),
             Route("/events", surface.events, methods=["GET"]),
             Route("/invoke/{name:path}", surface.invoke, methods=["POST"]),
+            Route("/approvals", surface.approvals, methods=["GET"]),
+            Route("/approvals/{key}", surface.answer, methods=["POST"]),
         ],
         middleware=[guard],
     )
@@ -318,6 +348,8 @@ class _Surface:
 
     def __init__(self, config: _Config) -> None:
         self.c = config
+        self.parked = ParkedApprovals()  # page calls waiting for the person's answer
+        self.streams: dict[str | None, set[_ChangeFeed]] = {}  # session -> its event streams
 
     # -- shared steps -------------------------------------------------------------------------
 
@@ -405,9 +437,18 @@ class _Surface:
             return rt
         feed = _ChangeFeed(asyncio.get_running_loop())
         try:
-            unsubscribe = rt.watch(feed.push)
+            unwatch = rt.watch(feed.push)
         except AgentError:
             return rejected(501, "no-events", "This application cannot report changes.")
+        owner = self._owner(request)
+        listeners = self.streams.setdefault(owner, set())
+        listeners.add(feed)
+
+        def unsubscribe() -> None:
+            unwatch()
+            listeners.discard(feed)
+            if not listeners:
+                self.streams.pop(owner, None)
 
         def available() -> list[str]:
             return [c.name for c in rt.messages.available()]
@@ -437,6 +478,11 @@ class _Surface:
                     change = await next_change()
                     if change is None:  # shutting down: end the response cleanly
                         return
+                    if feed.take_approvals():
+                        waiting = {"approvals": self._waiting(owner)}
+                        yield ServerSentEvent(json.dumps(waiting), event="approvals")
+                        if not (change.capabilities or change.context or change.resources):
+                            continue
                     data = {
                         "capabilities": change.capabilities,
                         "context": change.context,
@@ -470,14 +516,27 @@ class _Surface:
         if isinstance(rt, Response):
             return rt
         signal = asyncio.Event()
+        owner = self._owner(request)
+        approver, asked = self._approver(request, credentials)
         invocation = Invocation(
             transport=self._transport(request.scope),
             signal=signal,
             credentials=credentials,
+            approver=approver,
         )
+        # the call is scheduled first, so it starts before a disconnect can be noticed
+        call = asyncio.ensure_future(rt.messages.dispatch_unknown(name, payload, invocation))
         watcher = asyncio.ensure_future(_wait_disconnect(request, signal))
         try:
-            result: Any = await rt.messages.dispatch_unknown(name, payload, invocation)
+            if asked is not None:
+                await asyncio.wait({call, asked}, return_when=asyncio.FIRST_COMPLETED)
+                if asked.done() and not call.done():
+                    self._park(name, owner, call, *asked.result())
+            result: Any = await call
+        except asyncio.CancelledError:
+            signal.set()
+            await asyncio.wait({call})
+            raise
         except AgentError as err:
             result = err
         except Exception as exc:
@@ -487,6 +546,90 @@ class _Surface:
             watcher.cancel()
         outcome = summarize(result, capability=name if not isinstance(result, AgentError) else None)
         return JSONResponse(call_tool_result(outcome), headers={"Cache-Control": "no-store"})
+
+    # -- approval ----------------------------------------------------------------------------
+
+    def _owner(self, request: Request) -> str | None:
+        """The page session a request belongs to; ``None`` for a service caller or no session."""
+        if service_caller(request) is not None:
+            return None
+        return session_id(request, self.c.session_of)
+
+    def _approver(self, request: Request, credentials: Any) -> tuple[Approver | None, Asked | None]:
+        """How this call can ask a person: the page's own person, or a trusted service.
+
+        ``(None, None)`` when no person can be asked (a page without a session, a service
+        caller the surface does not trust to have asked one): the runtime then refuses a
+        ``confirm`` capability as ``"unavailable"``.
+        """
+        if service_caller(request) is None:
+            if self._owner(request) is None:
+                return None, None
+            return ParkedApprovals.asker()
+        said = request.headers.get(APPROVED_HEADER)
+        if not self.c.trust_service_approvals or not said:
+            return None, None
+        by = f"{_who(credentials)} (approved in {self.c.service_transport})"
+
+        async def approved(_request: Any) -> Approval:
+            return Approval(approved=True, by=by)
+
+        return approved, None
+
+    def _park(
+        self,
+        name: str,
+        owner: str | None,
+        call: asyncio.Future[Any],
+        request: Any,
+        answer: asyncio.Future[Approval],
+    ) -> None:
+        key = secrets.token_urlsafe(16)
+        if self.parked.park(key, name, owner, call, request, answer) is None:
+            answer.set_exception(RuntimeError("too many approvals are waiting"))
+            return
+        self._announce(owner)
+        call.add_done_callback(lambda _c: self._announce(owner))
+
+    def _announce(self, owner: str | None) -> None:
+        for feed in list(self.streams.get(owner, ())):
+            feed.approvals_changed()
+
+    def _waiting(self, owner: str | None) -> list[dict[str, Any]]:
+        if owner is None:
+            return []
+        return [_shown(p) for p in self.parked.of(owner)]
+
+    async def approvals(self, request: Request) -> Response:
+        """``GET approvals``: this page session's calls waiting for the person."""
+        if service_caller(request) is not None:
+            return rejected(400, "service", "Only the page's own person answers approvals.")
+        waiting = self._waiting(self._owner(request))
+        return JSONResponse({"approvals": waiting}, headers={"Cache-Control": "no-store"})
+
+    async def answer(self, request: Request) -> Response:
+        """``POST approvals/<id>``: the person's answer (the guard checked Origin and CSRF)."""
+        if service_caller(request) is not None:
+            return rejected(400, "service", "Only the page's own person answers approvals.")
+        body: Any = request.scope.get(BODY_KEY)
+        fields = cast(dict[str, Any], body) if isinstance(body, dict) else {}
+        approve = fields.get("approve")
+        if not isinstance(approve, bool) or set(fields) != {"approve"}:
+            return rejected(400, "malformed", 'Send {"approve": true} or {"approve": false}.')
+        try:
+            credentials = await self._credentials(request)
+        except Exception:
+            _log.warning("credentials_of raised; refusing the answer", exc_info=True)
+            return rejected(403, "principal", "The person could not be identified.")
+        sid = self._owner(request)
+        waiting = None if sid is None else self.parked.take(request.path_params["key"], sid)
+        if waiting is None:
+            return rejected(404, "not-waiting", "No call of this page waits for that answer.")
+        waiting.decide(Approval(approved=approve, by=_who(credentials)))
+        self._announce(sid)
+        return JSONResponse(
+            {"ok": True, "approved": approve}, headers={"Cache-Control": "no-store"}
+        )
 
 
 async def _wait_disconnect(request: Request, signal: asyncio.Event) -> None:
@@ -499,12 +642,26 @@ async def _wait_disconnect(request: Request, signal: asyncio.Event) -> None:
             return
 
 
+def _who(credentials: Any) -> str:
+    """Who answered, for the audit's ``approved_by``: the page's signed-in user, if known."""
+    for attr in ("id", "subject", "user_id", "name"):
+        value = getattr(credentials, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return "page session"
+
+
+def _shown(parked: ParkedApproval) -> dict[str, Any]:
+    return {"id": parked.key, "text": parked.request.text(), **parked.request.to_json()}
+
+
 class _ChangeFeed:
     """Merges runtime changes for one event stream; safe to push from any thread."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._thread = threading.get_ident()
+        self._approvals = False
         self._caps = False
         self._ctx = False
         self._res: set[str] = set()
@@ -521,6 +678,16 @@ class _ChangeFeed:
         self._ctx |= change.context
         self._res |= change.resources
         self._ready.set()
+
+    def approvals_changed(self) -> None:
+        """The session's waiting approvals changed (called on the event loop)."""
+        self._approvals = True
+        self._ready.set()
+
+    def take_approvals(self) -> bool:
+        """Whether the approvals changed since last asked."""
+        changed, self._approvals = self._approvals, False
+        return changed
 
     async def next(self) -> Change:
         await self._ready.wait()

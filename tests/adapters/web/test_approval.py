@@ -1,0 +1,214 @@
+"""Approval on the page surface: the page's person answers; the agent's invoke waits (§11).
+
+Same-origin + CSRF on the answer; only the same session sees or answers a request; a service
+caller is refused as unavailable unless the surface trusts its statement that a person
+approved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from starlette.requests import Request
+
+from foldkit_agent.adapters.web.surface import (
+    APPROVED_HEADER,
+    CSRF_HEADER,
+    CsrfTokens,
+    agent_surface,
+)
+from tests.support.approval_app import shelf
+
+BASE = "http://127.0.0.1:8000"
+SECRET = b"0123456789abcdef-approval"
+CSRF = CsrfTokens(SECRET)
+PEOPLE = {"s-ann": "ann", "s-ben": "ben"}
+
+
+class Person:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def session_of(request: Request) -> str | None:
+    sid = request.cookies.get("sid")
+    return sid if sid in PEOPLE else None
+
+
+def credentials_of(request: Request) -> Any:
+    sid = session_of(request)
+    return Person(PEOPLE[sid]) if sid else None
+
+
+@asynccontextmanager
+async def surface(*items: str, **options: Any) -> AsyncIterator[tuple[Any, Any, Any]]:
+    async with shelf(*items) as (running, rt):
+        app = agent_surface(
+            rt,
+            credentials_of=credentials_of,
+            session_of=session_of,
+            csrf_secret=SECRET,
+            service_auth=lambda token: "native" if token == "svc" else None,
+            **options,
+        )
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+            yield running, rt, client
+
+
+def page(sid: str) -> dict[str, Any]:
+    """What a page of session ``sid`` sends: its cookie, its CSRF token, same origin."""
+    return {"headers": {"cookie": f"sid={sid}", CSRF_HEADER: CSRF.token_for(sid), "origin": BASE}}
+
+
+async def waiting_for(client: httpx.AsyncClient, sid: str) -> list[dict[str, Any]]:
+    """The session's waiting approvals, once there is one (polled through the public route)."""
+    with anyio.fail_after(10):
+        while True:
+            got = (await client.get("/approvals", headers={"cookie": f"sid={sid}"})).json()
+            got = got["approvals"]
+            if got:
+                return got
+            await asyncio.sleep(0)
+
+
+async def call(client: httpx.AsyncClient, sid: str, name: str, body: Any) -> dict[str, Any]:
+    response = await client.post(f"/invoke/{name}", json=body, **page(sid))
+    return response.json()
+
+
+async def test_the_person_in_the_page_approves_and_the_waiting_call_sends_it() -> None:
+    async with surface("milk", "eggs") as (running, rt, client):
+        invoke = asyncio.ensure_future(call(client, "s-ann", "remove_item", {"title": "milk"}))
+        (shown,) = await waiting_for(client, "s-ann")
+        assert shown["capability"] == "remove_item"
+        assert shown["preview"] == [{"op": "remove", "path": "/items/0"}]
+        assert 'removes items.0 (was "milk")' in shown["text"]
+        assert running.applied == 0
+        answer = await client.post(
+            f"/approvals/{shown['id']}", json={"approve": True}, **page("s-ann")
+        )
+        assert answer.json() == {"ok": True, "approved": True}
+        result = await invoke
+        assert result["isError"] is False
+        assert running.host.model().items == ("eggs",)
+        entry = rt.audit.entries()[-1]
+        assert (entry.transport, entry.approval, entry.approved_by) == ("webmcp", "approved", "ann")
+
+
+async def test_a_decline_refuses_the_call_and_sends_nothing() -> None:
+    async with surface("milk") as (running, _rt, client):
+        invoke = asyncio.ensure_future(call(client, "s-ann", "remove_item", {"title": "milk"}))
+        (shown,) = await waiting_for(client, "s-ann")
+        await client.post(f"/approvals/{shown['id']}", json={"approve": False}, **page("s-ann"))
+        result = await invoke
+        assert result["isError"] is True
+        assert result["structuredContent"]["reason"] == "declined"
+        assert running.applied == 0
+
+
+async def test_another_session_neither_sees_nor_answers_the_request() -> None:
+    async with surface("milk") as (running, _rt, client):
+        invoke = asyncio.ensure_future(call(client, "s-ann", "remove_item", {"title": "milk"}))
+        (shown,) = await waiting_for(client, "s-ann")
+        assert (await client.get("/approvals", headers={"cookie": "sid=s-ben"})).json() == {
+            "approvals": []
+        }
+        stolen = await client.post(
+            f"/approvals/{shown['id']}", json={"approve": True}, **page("s-ben")
+        )
+        assert stolen.status_code == 404
+        assert running.applied == 0
+        await client.post(f"/approvals/{shown['id']}", json={"approve": False}, **page("s-ann"))
+        assert (await invoke)["structuredContent"]["reason"] == "declined"
+
+
+@pytest.mark.parametrize(
+    ("change", "status"),
+    [
+        pytest.param(
+            {"headers": {"cookie": "sid=s-ann", CSRF_HEADER: "forged", "origin": BASE}},
+            403,
+            id="bad-csrf",
+        ),
+        pytest.param(
+            {
+                "headers": {
+                    "cookie": "sid=s-ann",
+                    CSRF_HEADER: CSRF.token_for("s-ann"),
+                    "origin": "http://evil.test",
+                }
+            },
+            403,
+            id="cross-origin",
+        ),
+    ],
+)
+async def test_an_answer_needs_the_pages_origin_and_csrf_token(
+    change: dict[str, Any], status: int
+) -> None:
+    async with surface("milk") as (running, _rt, client):
+        invoke = asyncio.ensure_future(call(client, "s-ann", "remove_item", {"title": "milk"}))
+        (shown,) = await waiting_for(client, "s-ann")
+        refused = await client.post(f"/approvals/{shown['id']}", json={"approve": True}, **change)
+        assert refused.status_code == status
+        assert running.applied == 0
+        await client.post(f"/approvals/{shown['id']}", json={"approve": False}, **page("s-ann"))
+        await invoke
+
+
+@pytest.mark.parametrize("body", [{"approve": "yes"}, {"approve": True, "extra": 1}, []])
+async def test_an_answer_is_exactly_approve_true_or_false(body: Any) -> None:
+    async with surface("milk") as (running, _rt, client):
+        invoke = asyncio.ensure_future(call(client, "s-ann", "remove_item", {"title": "milk"}))
+        (shown,) = await waiting_for(client, "s-ann")
+        bad = await client.post(f"/approvals/{shown['id']}", json=body, **page("s-ann"))
+        assert bad.status_code == 400
+        assert running.applied == 0
+        await client.post(f"/approvals/{shown['id']}", json={"approve": False}, **page("s-ann"))
+        await invoke
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+async def test_a_service_caller_is_unavailable_unless_trusted_to_say_a_person_approved(
+    trusted: bool,
+) -> None:
+    async with surface("milk", trust_service_approvals=trusted) as (running, rt, client):
+        response = await client.post(
+            "/invoke/remove_item",
+            json={"title": "milk"},
+            headers={"authorization": "Bearer svc", APPROVED_HEADER: "key-1"},
+        )
+        result = response.json()
+        if trusted:
+            assert result["isError"] is False
+            assert running.applied == 1
+            assert rt.audit.entries()[-1].approved_by == "page session (approved in agent-native)"
+        else:
+            assert result["structuredContent"]["reason"] == "unavailable"
+            assert running.applied == 0
+
+
+def test_generated_agent_native_actions_declare_needs_approval_for_confirmed_capabilities() -> None:
+    from foldkit_agent.adapters.native.codegen import contract_hash, render_action
+    from tests.support.approval_app import Contract
+
+    sha = contract_hash(Contract)
+    remove = render_action(
+        Contract.by_name["remove_item"], url=BASE + "/agent", contract_sha256=sha
+    )
+    rename = render_action(
+        Contract.by_name["rename_item"], url=BASE + "/agent", contract_sha256=sha
+    )
+    add = render_action(Contract.by_name["add_item"], url=BASE + "/agent", contract_sha256=sha)
+    assert "const NEEDS_APPROVAL = true;" in remove
+    assert "needsApproval: NEEDS_APPROVAL," in remove
+    assert "const NEEDS_APPROVAL = true;" in add  # a predicate: Agent Native asks every time
+    assert "const NEEDS_APPROVAL = false;" in rename
+    assert '"x-foldkit-approved"' in remove
