@@ -7,6 +7,10 @@ opentelemetry-api). F03: refusals are spans too, with their error tag as the out
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from foldkit_agent import AgentError, Invocation, agent
 from tests.support.audit_app import bind
+from tests.support.paths import ROOT
 
 _EXPORTER = InMemorySpanExporter()
 
@@ -110,3 +115,49 @@ async def test_a_dispatch_span_is_a_child_of_the_callers_span(
     [span] = _dispatch_spans(spans)
     assert span.parent is not None
     assert span.parent.span_id == parent.get_span_context().span_id
+
+
+_FRESH_PROCESS = """
+import asyncio
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from foldkit_agent import agent
+from foldkit_agent.runtime import bound
+from tests.support.audit_app import bind
+
+async def main():
+    _host, rt = bind(agent.audit_log())
+    await rt.messages.dispatch("increment", {"by": 1})
+    print(bound._tracing_configured())
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    await rt.messages.dispatch("increment", {"by": 1})
+    print(bound._tracing_configured(), [s.name for s in exporter.get_finished_spans()])
+
+asyncio.run(main())
+"""
+
+
+def test_spans_start_with_the_first_call_after_a_provider_is_set() -> None:
+    """Without a provider no span is made (the check uses the API's public proxy, never a
+    private global); the call right after ``set_tracer_provider`` is traced."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["False", "True ['Agent.dispatch']"]
+
+
+def test_the_tracing_check_reads_no_private_opentelemetry_name() -> None:
+    source = (ROOT / "src" / "foldkit_agent" / "runtime" / "bound.py").read_text()
+    assert not re.search(r"""trace\._|["']_TRACER""", source)

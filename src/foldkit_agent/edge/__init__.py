@@ -10,6 +10,8 @@
 * :mod:`.resolve` — the one way to find the runtime for a request; auditing a refusal.
 * :mod:`.activity` — who did what on a runtime, for a person to watch (:class:`ActivityFeed`).
 * :mod:`.startup` — freezing what start-up allocated, so the collector never rescans it.
+* :mod:`.calls` — one call in flight: ``runtime.call`` as a task, waited for with signs of
+  life (:mod:`.progress`) and approval (:mod:`.approvals`), aborted through its signal.
 """
 
 from __future__ import annotations

@@ -59,15 +59,24 @@ _tracer = trace.get_tracer("foldkit_agent")
 # No tracer provider configured: spans would be no-ops, so the dispatch path skips them.
 _NO_SPAN: AbstractContextManager[None] = nullcontext(None)
 _PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+_PROBE = trace.ProxyTracerProvider()
+_tracing = [_PROVIDER_FROM_ENV]  # once configured, always: a provider is set only once
 
 
 def _tracing_configured() -> bool:
     """True once a tracer provider is set (``trace.set_tracer_provider`` or the env var).
 
-    ``trace.get_tracer_provider()`` reads ``os.environ`` on every call while none is set,
-    which costs more than the rest of a refusal; the module global it guards is read instead.
+    Public API only: until a provider is set, the API's ``ProxyTracerProvider`` hands out a
+    ``ProxyTracer``; after, the provider's own tracer. That probe is used rather than
+    ``trace.get_tracer_provider()``, which reads ``os.environ`` on every call while none is
+    set (the env var is read once, at import). The answer is kept once it is yes.
     """
-    return _PROVIDER_FROM_ENV or getattr(trace, "_TRACER_PROVIDER", True) is not None
+    if _tracing[0]:
+        return True
+    if isinstance(_PROBE.get_tracer("foldkit_agent"), trace.ProxyTracer):
+        return False
+    _tracing[0] = True
+    return True
 
 
 M = TypeVar("M")

@@ -42,16 +42,12 @@ from ...contract.calls import Invocation, new_invocation_id
 from ...contract.declare import Capability
 from ...contract.numbers import integers_from_doubles
 from ...edge.approvals import ParkedApprovals
-from ...edge.progress import (
-    DEFAULT_PROGRESS_INTERVAL,
-    Beat,
-    beat_until_done,
-    check_interval,
-    waiting_text,
-)
-from ...errors import AgentCancelledError, AgentUnknownCapabilityError
+from ...edge.calls import settle as settle_call
+from ...edge.calls import start_call
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
+from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
-from ...runtime.outcome import Outcome, summarize
+from ...runtime.outcome import Outcome, defect
 from ._sdk import unfinished_tasks
 from .approval import answer_in, approval_message, approver_name, owner_of
 from .auth import CREDENTIALS_KEY
@@ -65,7 +61,6 @@ __all__ = [
 _log = logging.getLogger("foldkit_agent.adapters.a2a")
 
 CANCEL_GRACE = 2.0  # seconds cancel() waits for the running call to record its own answer
-_GENERIC_FAILURE = "The call failed unexpectedly; whether it was applied is unknown."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,12 +146,10 @@ class CapabilityExecutor(AgentExecutor):
                 await event_queue.enqueue_event(_new_task(task_id, context_id, message))
             started = True
             await _quietly(updater.start_work())
-            call = asyncio.ensure_future(
-                runtime.messages.dispatch_unknown(name, payload, invocation)
-            )
+            call = start_call(runtime, name, payload, invocation)
             beat = self._beat(updater, cap)
-            result: Any = await _settle_call(call, run.signal, asked, beat, self._interval)
-            if result is _ASKED:
+            outcome = await settle_call(call, run.signal, asked, beat, self._interval)
+            if outcome is None:  # the call asks a person: park it, the task waits for input
                 request, answer = asked.result()
                 owner = owner_of(context.call_context, CREDENTIALS_KEY)
                 if self.parked.park(task_id, name, owner, call, request, answer):
@@ -167,8 +160,8 @@ class CapabilityExecutor(AgentExecutor):
                     await updater.requires_input(approval_message(updater, request))
                     return
                 answer.set_exception(RuntimeError("too many approvals are waiting"))
-                result = await _settle_call(call, run.signal, None, beat, self._interval)
-            await self._publish(updater, result, name)
+                outcome = await settle_call(call, run.signal, None, beat, self._interval)
+            await self._publish(updater, outcome)
         except InvalidParamsError as err:
             raise ours(context.call_context, err) from None
         except asyncio.CancelledError:
@@ -178,9 +171,7 @@ class CapabilityExecutor(AgentExecutor):
             try:
                 if not started and context.current_task is None:
                     await event_queue.enqueue_event(_new_task(task_id, context_id, context.message))
-                await _finish(
-                    updater, TaskState.TASK_STATE_FAILED, summarize(RuntimeError(), capability=name)
-                )
+                await _finish(updater, TaskState.TASK_STATE_FAILED, defect(name))
             except Exception:
                 _log.debug("could not record the failure of task %s", task_id, exc_info=True)
         finally:
@@ -203,8 +194,7 @@ class CapabilityExecutor(AgentExecutor):
         run.resumed = True
         waiting.decide(answer_in(context.message, approver_name(owner)))
         await _quietly(updater.start_work())
-        result = await _settle_call(waiting.task, run.signal)
-        await self._publish(updater, result, waiting.capability)
+        await self._publish(updater, await settle_call(waiting.task, run.signal))
 
     def _ended_waiting(
         self,
@@ -220,8 +210,7 @@ class CapabilityExecutor(AgentExecutor):
         self._runs.pop(task_id, None)
         if run.resumed or run.cancelling or self._task_store is None or call.cancelled():
             return
-        result: Any = call.exception() or call.result()
-        self._background(self._record_unanswered(task_id, run, call_context, result))
+        self._background(self._record_unanswered(task_id, run, call_context, call.result()))
 
     async def settled(self) -> None:
         """Wait until no call is waiting for approval and every recorded end is stored."""
@@ -234,7 +223,7 @@ class CapabilityExecutor(AgentExecutor):
         task.add_done_callback(self._writes.discard)
 
     async def _record_unanswered(
-        self, task_id: str, run: _Run, call_context: ServerCallContext, result: Any
+        self, task_id: str, run: _Run, call_context: ServerCallContext, outcome: Outcome
     ) -> None:
         store = self._task_store
         assert store is not None
@@ -242,10 +231,9 @@ class CapabilityExecutor(AgentExecutor):
             task = await store.get(task_id, call_context)
             if task is None or task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
                 return  # resumed (the follow-up publishes the end) or already ended
-            outcome = summarize(result)
             state = (
                 TaskState.TASK_STATE_CANCELED
-                if outcome.data.get("_tag") == "AgentCancelledError"
+                if _cancelled(outcome)
                 else TaskState.TASK_STATE_REJECTED
             )
             task.status.CopyFrom(
@@ -263,8 +251,8 @@ class CapabilityExecutor(AgentExecutor):
         """A ``WORKING`` status update for a call of ``cap`` that is still waiting.
 
         It carries a text part (what the call waits for) and a data part
-        ``{"waited_seconds", "timeout_seconds"}``; :func:`_settle_call` sends none after the
-        call resolved, so the terminal state is always the last event.
+        ``{"waited_seconds", "timeout_seconds"}``; :func:`~foldkit_agent.edge.calls.settle`
+        sends none after the call resolved, so the terminal state is always the last event.
         """
         total, text = waiting_text(cap, cap.name)
         interval = self._interval
@@ -276,20 +264,20 @@ class CapabilityExecutor(AgentExecutor):
 
         return beat
 
-    async def _publish(self, updater: TaskUpdater, result: Any, name: str) -> None:
-        outcome = summarize(result, capability=name)
+    async def _publish(self, updater: TaskUpdater, outcome: Outcome | None) -> None:
+        """The task's end for ``outcome``: ``COMPLETED`` with a ``result`` artifact, else
+        ``CANCELED``, ``REJECTED`` (refused) or ``FAILED`` (failed, outcome unknown, defect)."""
+        assert outcome is not None  # settle() without `asked` always has an outcome
         if outcome.ok:
             await updater.add_artifact([new_data_part(outcome.data)], name="result")
             await updater.complete()
             return
-        if isinstance(result, AgentCancelledError):
+        if _cancelled(outcome):
             state = TaskState.TASK_STATE_CANCELED
         elif outcome.kind == "refused":
             state = TaskState.TASK_STATE_REJECTED
         else:  # failed, unknown (timeout, delivery unknown), defect
             state = TaskState.TASK_STATE_FAILED
-            if outcome.kind == "defect" and isinstance(result, BaseException):
-                _log.error("capability %r raised", name, exc_info=result)
         await _finish(updater, state, outcome)
 
     async def abort_runs(self, grace: float) -> None:
@@ -335,43 +323,8 @@ class CapabilityExecutor(AgentExecutor):
         )
 
 
-_ASKED: Any = object()
-"""What :func:`_settle_call` returns when the call asked for approval and is still running."""
-
-
-async def _settle_call(
-    call: asyncio.Future[Any],
-    signal: asyncio.Event,
-    asked: asyncio.Future[Any] | None = None,
-    beat: Beat | None = None,
-    interval: float = DEFAULT_PROGRESS_INTERVAL,
-) -> Any:
-    """The call's result or exception, or :data:`_ASKED` once it asks a person (with ``asked``).
-
-    With ``beat``, a ``WORKING`` update goes out every ``interval`` seconds while the call
-    waits (DESIGN §10), none after it resolved.
-
-    Cancelling the executor (``tasks/cancel``, shutdown) aborts the call through its signal,
-    so the runtime answers and audits it once, then re-raises.
-    """
-    try:
-        if beat is not None:
-            await beat_until_done(
-                {call} if asked is None else {call, asked}, interval=interval, beat=beat
-            )
-        if asked is not None:
-            await asyncio.shield(asyncio.wait({call, asked}, return_when="FIRST_COMPLETED"))
-            if not call.done():
-                return _ASKED
-        return await asyncio.shield(call)
-    except asyncio.CancelledError:
-        signal.set()
-        await asyncio.wait({call})
-        if not call.cancelled():
-            call.exception()
-        raise
-    except Exception as exc:
-        return exc
+def _cancelled(outcome: Outcome) -> bool:
+    return outcome.data.get("_tag") == AgentCancelledError.tag
 
 
 async def settle(handler: DefaultRequestHandler, grace: float) -> None:
@@ -401,11 +354,8 @@ def _agent_message(updater: TaskUpdater, text: str, data: Mapping[str, Any] | No
 
 
 async def _finish(updater: TaskUpdater, state: TaskState, outcome: Outcome) -> None:
-    text = _GENERIC_FAILURE if outcome.kind == "defect" else outcome.text
-    data = dict(outcome.data)
-    if outcome.kind == "defect":
-        data["message"] = text
-    await _quietly(updater.update_status(state, message=_agent_message(updater, text, data)))
+    message = _agent_message(updater, outcome.text, outcome.data)
+    await _quietly(updater.update_status(state, message=message))
 
 
 def _new_task(task_id: str, context_id: str, message: Message | None) -> Task:
@@ -424,8 +374,7 @@ async def _known(
     cap = runtime.definition.by_name.get(name)
     if cap is not None:
         return cap
-    with suppress(AgentUnknownCapabilityError):
-        await runtime.messages.dispatch_unknown(name, payload, invocation)
+    await runtime.call(name, payload, invocation)  # refused as unknown, and audited
     raise InvalidParamsError(
         message=(
             f"There is no skill named {name!r}. Fetch the agent card (or the extended card) and "

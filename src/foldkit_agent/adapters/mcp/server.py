@@ -2,8 +2,9 @@
 
 Built on the low-level :class:`mcp.server.Server`; the adapter translates and adds no
 authority. Every capability the runtime lists as available is an MCP tool; every call goes
-through :meth:`~foldkit_agent.runtime.RuntimeMessages.dispatch_unknown` (a stale client may call
-a tool that is no longer listed, so nothing is trusted from the listing).
+through :meth:`AgentRuntime.call <foldkit_agent.runtime.AgentRuntime.call>` (a stale client may
+call a tool that is no longer listed, so nothing is trusted from the listing), and the adapter
+only turns its :class:`~foldkit_agent.runtime.Outcome` into a ``CallToolResult``.
 
 Shapes on the wire:
 
@@ -39,7 +40,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import secrets
@@ -63,10 +63,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ...contract.approval import Approver
 from ...contract.calls import Invocation
 from ...edge.approvals import ParkedApprovals
+from ...edge.calls import credentials_or_none, settle, start_call
 from ...edge.progress import (
     DEFAULT_PROGRESS_INTERVAL,
     Beat,
-    beat_until_done,
     check_interval,
     waiting_text,
 )
@@ -78,8 +78,7 @@ from ...edge.resolve import (
 )
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime
-from ...runtime.outcome import defect, summarize
-from ...runtime.results import DispatchResult
+from ...runtime.outcome import Outcome
 from ._sdk import connection_of
 from .approval import (
     INPUT_KEY,
@@ -331,24 +330,19 @@ class _Adapter:
                     is_error=True,
                 )
             name, payload = args
-        try:
-            credentials = self.credentials_of(ctx)
-            if inspect.isawaitable(credentials):
-                credentials = await credentials
-        except Exception:
-            _log.warning("credentials_of raised; calling with no credentials", exc_info=True)
-            credentials = None
+        credentials = await credentials_or_none(self.credentials_of, ctx)
         signal = asyncio.Event()
         approver, asked = self.approver_for(ctx, credentials)
         invocation = Invocation(
             transport=TRANSPORT, signal=signal, credentials=credentials, approver=approver
         )
-        task = asyncio.ensure_future(rt.messages.dispatch_unknown(name, payload, invocation))
+        task = start_call(rt, name, payload, invocation)
         self.calls[task] = signal
         task.add_done_callback(self._forget)
         beat = self._progress(ctx, rt, name)
+        interval = self.progress_interval
         if asked is not None:
-            await self.settle(task, signal, asked, beat)
+            await settle(task, signal, asked, beat, interval)
             if asked.done() and not task.done():
                 request, answer = asked.result()
                 token = secrets.token_urlsafe(32)
@@ -357,42 +351,7 @@ class _Adapter:
                         input_requests={INPUT_KEY: elicit_request(request)}, request_state=token
                     )
                 answer.set_exception(RuntimeError("too many approvals are waiting"))
-        return _result(await self.settle(task, signal, beat=beat), name)
-
-    async def settle(
-        self,
-        task: asyncio.Future[Any],
-        signal: asyncio.Event,
-        asked: asyncio.Future[Any] | None = None,
-        beat: Beat | None = None,
-    ) -> DispatchResult | BaseException | None:
-        """Wait for the call to end (or, with ``asked``, to ask for approval: then ``None``).
-
-        With ``beat``, a sign of life goes out every ``progress_interval`` while the call
-        waits (``notifications/progress``), none after it ended.
-
-        Cancelling the handler (``notifications/cancelled``, or the client went away) aborts
-        the call through its signal, so the runtime answers and audits it once; then the SDK
-        drops the response.
-        """
-        try:
-            if beat is not None:
-                waiting = {task} if asked is None else {task, asked}
-                await beat_until_done(waiting, interval=self.progress_interval, beat=beat)
-            if asked is not None:
-                await asyncio.shield(asyncio.wait({task, asked}, return_when="FIRST_COMPLETED"))
-                if not task.done():
-                    return None
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            signal.set()
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait({task})
-            if not task.cancelled():
-                task.exception()  # retrieved, so asyncio does not warn about it
-            raise
-        except Exception as exc:
-            return exc
+        return _result(await settle(task, signal, beat=beat, interval=interval))
 
     def approver_for(
         self, ctx: ServerRequestContext[Any, Any], credentials: Any
@@ -423,16 +382,11 @@ class _Adapter:
                 structured_content={"status": "refused", "capability": params.name},
                 is_error=True,
             )
-        try:
-            credentials = self.credentials_of(ctx)
-            if inspect.isawaitable(credentials):
-                credentials = await credentials
-        except Exception:
-            credentials = None
+        credentials = await credentials_or_none(self.credentials_of, ctx)
         response = (params.input_responses or {}).get(INPUT_KEY)
         parked.decide(answer_of(response, approver_name(ctx, credentials)))
         signal = self.calls.get(parked.task) or asyncio.Event()
-        return _result(await self.settle(parked.task, signal), params.name)
+        return _result(await settle(parked.task, signal))
 
     def _progress(
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
@@ -549,22 +503,9 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
         ) from exc
 
 
-def _result(result: DispatchResult | BaseException | None, requested: str) -> types.CallToolResult:
-    if result is None:  # not reachable: settle() without `asked` always has an outcome
-        result = RuntimeError("the call ended without an outcome")
-    try:
-        outcome = summarize(
-            result, capability=requested if not isinstance(result, DispatchResult) else None
-        )
-    except Exception:
-        _log.exception("summarizing a call to %r failed", requested)
-        outcome = defect()
-    if outcome.kind == "defect":
-        _log.error(
-            "a call to %r failed unexpectedly",
-            requested,
-            exc_info=result if isinstance(result, BaseException) else None,
-        )
+def _result(outcome: Outcome | None) -> types.CallToolResult:
+    """The ``tools/call`` answer for an outcome (refusals and defects are ``is_error``)."""
+    assert outcome is not None  # settle() without `asked` always has an outcome
     if outcome.ok:
         body = json.dumps(outcome.data, sort_keys=True, default=str)
         return types.CallToolResult(
@@ -620,10 +561,9 @@ def mcp_server(
 
     Behaviour (protocol notes §1.1–1.4): tools are listed per request, from a wire form built
     once per runtime, availability set and protocol version (reused until one changes); every
-    call goes through
-    ``dispatch_unknown`` with ``transport="mcp"``; refusals are ``is_error`` results carrying
-    the error JSON; defects are generic error results; cancelling a ``tools/call`` sets the
-    invocation's signal (the SDK then sends no answer). Change notifications go to modern
+    call goes through ``runtime.call`` with ``transport="mcp"``; refusals are ``is_error``
+    results carrying the error JSON; defects are generic error results; cancelling a
+    ``tools/call`` sets the invocation's signal (the SDK then sends no answer). Change notifications go to modern
     ``subscriptions/listen`` streams and to handshake-era connections.
 
     Example:

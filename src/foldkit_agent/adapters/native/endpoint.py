@@ -7,7 +7,6 @@ only after that token was checked.
 
 from __future__ import annotations
 
-import inspect
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Mount
 
+from ...edge.resolve import settle
 from ...edge.tokens import TokenTable
 from ..web.surface import PRINCIPAL_HEADER, SurfaceTarget, agent_surface, service_caller
 from .codegen import CALLER_HEADER, ORG_HEADER
@@ -165,10 +165,7 @@ def native_app(
     async def credentials(request: Request) -> Any:
         if service_caller(request) is None:  # unreachable behind the guard; fail closed
             return None
-        value = hook(request)
-        if inspect.isawaitable(value):
-            value = await value
-        return value
+        return await settle(hook(request))
 
     surface = agent_surface(
         target,

@@ -103,6 +103,8 @@ from ...contract.approval import Approval, Approver
 from ...contract.calls import Invocation
 from ...contract.declare import Capability
 from ...edge.approvals import Asked, ParkedApproval, ParkedApprovals
+from ...edge.calls import settle as settle_call
+from ...edge.calls import start_call
 from ...edge.guard import BODY_KEY, EdgeGuard, Rules
 from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
 from ...edge.resolve import (
@@ -115,7 +117,7 @@ from ...edge.resolve import (
 from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime, Change
-from ...runtime.outcome import Outcome, summarize
+from ...runtime.outcome import Outcome
 from .checks import SERVICE_STATE, SurfaceAuth, classify, rejected, render, session_id
 from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 
@@ -180,7 +182,7 @@ def call_tool_result(outcome: Outcome) -> dict[str, Any]:
         ``execute``.
 
     Example:
-        >>> call_tool_result(summarize(AgentUnknownCapabilityError(capability="x")))["isError"]
+        >>> call_tool_result(await rt.call("no_such_capability", {}))["isError"]
         True
     """
     return {
@@ -525,26 +527,16 @@ class _Surface:
             approver=approver,
         )
         # the call is scheduled first, so it starts before a disconnect can be noticed
-        call = asyncio.ensure_future(rt.messages.dispatch_unknown(name, payload, invocation))
+        call = start_call(rt, name, payload, invocation)
         watcher = asyncio.ensure_future(_wait_disconnect(request, signal))
         try:
-            if asked is not None:
-                await asyncio.wait({call, asked}, return_when=asyncio.FIRST_COMPLETED)
-                if asked.done() and not call.done():
-                    self._park(name, owner, call, *asked.result())
-            result: Any = await call
-        except asyncio.CancelledError:
-            signal.set()
-            await asyncio.wait({call})
-            raise
-        except AgentError as err:
-            result = err
-        except Exception as exc:
-            _log.warning("invocation of %r failed unexpectedly", name, exc_info=True)
-            result = exc
+            outcome = await settle_call(call, signal, asked)
+            if outcome is None and asked is not None:  # a person is asked on the page
+                self._park(name, owner, call, *asked.result())
+                outcome = await settle_call(call, signal)
         finally:
             watcher.cancel()
-        outcome = summarize(result, capability=name if not isinstance(result, AgentError) else None)
+        assert outcome is not None  # settle() without `asked` always has an outcome
         return JSONResponse(call_tool_result(outcome), headers={"Cache-Control": "no-store"})
 
     # -- approval ----------------------------------------------------------------------------
