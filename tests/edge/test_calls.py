@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from foldkit_agent import Invocation, agent
 from foldkit_agent.edge.calls import credentials_or_none, settle, start_call
 from foldkit_agent.runtime.outcome import Outcome, defect
@@ -57,10 +59,8 @@ async def test_cancelling_the_wait_sets_the_signal_and_waits_for_the_calls_own_a
     waiting = asyncio.ensure_future(settle(call, signal))
     await asyncio.sleep(0)
     waiting.cancel()
-    try:
+    with pytest.raises(asyncio.CancelledError):
         await waiting
-    except asyncio.CancelledError:
-        pass
     assert waiting.cancelled()
     assert signal.is_set()
     assert answered == ["cancelled"]  # answered before the cancellation propagated
