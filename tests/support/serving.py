@@ -13,7 +13,7 @@ import asyncio
 import os
 import re
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -26,11 +26,21 @@ from tests.support.paths import ROOT
 @asynccontextmanager
 async def served(app: Any) -> AsyncIterator[str]:
     """Yield ``http://127.0.0.1:<port>`` while ``app`` is served; stop it on exit."""
+    async with served_built(lambda _origin: app) as origin:
+        yield origin
+
+
+@asynccontextmanager
+async def served_built(build: Callable[[str], Any]) -> AsyncIterator[str]:
+    """As :func:`served`, for an app that must know its own origin (the A2A card's interface
+    URLs): ``build(origin)`` is called once the port is bound."""
     sock = bind_socket("127.0.0.1", 0)
+    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    app = build(origin)
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: run_http(app, sock=sock))
         try:
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            yield origin
         finally:
             tg.cancel_scope.cancel()
     sock.close()

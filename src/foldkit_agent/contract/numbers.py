@@ -4,7 +4,8 @@ Some wires carry every JSON number as a double (A2A 1.x data parts are
 ``google.protobuf.Value``), so ``{"qty": 2}`` arrives as ``{"qty": 2.0}`` and the strict decoder
 (:class:`~foldkit_agent.contract.schema.InputDecoder`, which coerces nothing) would refuse it.
 :func:`integers_from_doubles` undoes exactly that loss, guided by the capability's exported
-input schema, before decoding.
+input schema, before decoding; and, guided by :func:`outcome_schema`, on the way out, so an
+answer carries ``"qty": 1`` and not ``"qty": 1.0``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-__all__ = ["integers_from_doubles"]
+from ..app.message import Message
+from .completion import Completion
+from .declare import Capability
+from .schema import JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError, json_schema
+
+__all__ = ["integers_from_doubles", "message_schema", "outcome_schema"]
 
 
 def integers_from_doubles(value: Any, schema: Mapping[str, Any]) -> Any:
@@ -68,6 +74,48 @@ def integers_from_doubles(value: Any, schema: Mapping[str, Any]) -> Any:
             result.append(item if sub is None else integers_from_doubles(item, sub))
         return result
     return value
+
+
+def message_schema(message: type[Message]) -> JsonSchema:
+    """The schema of ``message.encode()``: its fields plus ``"_tag"`` (a ``const``).
+
+    A Message whose schema cannot be exported (it refers to itself) gets ``{}``, along which
+    nothing is converted.
+
+    Example:
+        >>> message_schema(SetQuantity)["properties"]["qty"]
+        {'type': 'integer'}
+    """
+    try:
+        schema = json_schema(message)
+    except (RecursiveSchemaError, UnexpressibleSchemaError):
+        return {}
+    props = schema.setdefault("properties", {})
+    props["_tag"] = {"const": message.tag()}
+    return schema
+
+
+def outcome_schema(cap: Capability) -> JsonSchema:
+    """The schema of the numbers in an outcome's data for ``cap`` (see ``Outcome.data``).
+
+    ``"message"`` is the Message sent (``cap.message``); ``"result"``, with a Message
+    completion, the success or failure Message that answered it. Only these carry
+    application numbers; the rest of an outcome's data is the runtime's own.
+
+    Example:
+        >>> data = {"message": {"_tag": "SetQuantity", "qty": 1.0}, "status": "dispatched"}
+        >>> integers_from_doubles(data, outcome_schema(cap))["message"]["qty"]
+        1
+    """
+    props: dict[str, Any] = {"message": message_schema(cap.message)}
+    completion = cap.completion
+    if isinstance(completion, Completion):
+        results = [completion.success] + (
+            [completion.failure] if completion.failure is not None else []
+        )
+        branches = [message_schema(m) for m in results]
+        props["result"] = branches[0] if len(branches) == 1 else {"anyOf": branches}
+    return {"type": "object", "properties": props}
 
 
 def _schema(value: Any) -> Mapping[str, Any] | None:

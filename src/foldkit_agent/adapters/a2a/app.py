@@ -98,6 +98,7 @@ from .executor import (
     Handler,
     settle,
 )
+from .numbers import IntegerAnswers
 
 _log = logging.getLogger("foldkit_agent.adapters.a2a")
 
@@ -300,6 +301,7 @@ def a2a_app(
             max_items=max_items,
         ),
         Middleware(OwnErrorText, jsonrpc_path=JSONRPC_PATH),
+        Middleware(IntegerAnswers, schema_of=executor.outcome_schema),
     ]
 
     @asynccontextmanager

@@ -40,7 +40,8 @@ from google.protobuf.json_format import MessageToDict
 
 from ...contract.calls import Invocation, new_invocation_id
 from ...contract.declare import Capability
-from ...contract.numbers import integers_from_doubles
+from ...contract.numbers import integers_from_doubles, outcome_schema
+from ...contract.schema import JsonSchema
 from ...edge.approvals import ParkedApprovals
 from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
@@ -108,6 +109,17 @@ class CapabilityExecutor(AgentExecutor):
         self._task_store = task_store
         self.parked = ParkedApprovals()  # tasks in INPUT_REQUIRED waiting for a person
         self._writes: set[asyncio.Future[Any]] = set()
+        self._outcome_schemas: dict[str, JsonSchema] = {}
+
+    def outcome_schema(self, name: str) -> JsonSchema | None:
+        """The outcome schema of a capability this executor has run (``None`` for any other
+        name); :class:`~foldkit_agent.adapters.a2a.numbers.IntegerAnswers` writes the
+        integers of its answers along it."""
+        return self._outcome_schemas.get(name)
+
+    def _ran(self, cap: Capability) -> None:
+        if cap.name not in self._outcome_schemas:
+            self._outcome_schemas[cap.name] = outcome_schema(cap)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Run the call named by ``context`` and publish its outcome (see the module docs).
@@ -141,6 +153,7 @@ class CapabilityExecutor(AgentExecutor):
                 approver=approver,
             )
             cap = await _known(runtime, name, payload, invocation)
+            self._ran(cap)
             payload = integers_from_doubles(payload, cap.input_schema)
             if context.current_task is None:
                 await event_queue.enqueue_event(_new_task(task_id, context_id, message))
