@@ -45,7 +45,9 @@ def error_text(route: RouteCase, body: Any) -> str:
 # -- step 1: Host ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "LOCALHOST:8766", "[::1]:8766", "localhost"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "LOCALHOST:8766", "[::1]", "[::1]:8766", "localhost", "Localhost:80"]
+)
 async def test_every_loopback_spelling_of_host_is_served(route: RouteCase, host: str) -> None:
     async with serve_route(route) as s:
         r = await s.post(route.ok_body, route.headers(Host=host))

@@ -32,14 +32,13 @@ from a2a.utils.errors import (
 from a2a.utils.proto_utils import parse_params
 from google.protobuf.json_format import ParseDict
 from google.protobuf.message import Message as ProtoMessage
-from starlette.datastructures import Headers, MutableHeaders, QueryParams
-from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.types import Message as AsgiMessage
+from starlette.datastructures import Headers, QueryParams
+from starlette.types import ASGIApp, Scope
 
 from ...edge.guard import BODY_KEY, route_path
 from ...edge.wire import is_json_content_type
 from ._sdk import CLIENT_ERROR_RECORDS, DUPLICATE_RECORDS
-from .card import CARD_PATH
+from .answers import AnswerRewriter, Hold
 
 __all__ = []
 
@@ -241,7 +240,7 @@ def _own_error(error: Any, ex: _Exchange) -> bool:
     return isinstance(message, str) and message in ex.own
 
 
-class OwnErrorText:
+class OwnErrorText(AnswerRewriter):
     """ASGI middleware: every error answer of the A2A routes carries text written here.
 
     The SDK phrases errors with parser and library text (``"Failed to parse message field:
@@ -253,56 +252,29 @@ class OwnErrorText:
     """
 
     def __init__(self, app: ASGIApp, *, jsonrpc_path: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.jsonrpc_path = jsonrpc_path
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or route_path(scope) == CARD_PATH:
-            await self.app(scope, receive, send)
-            return
+    def begin(self, scope: Scope) -> _Exchange:
         own: set[str] = set()
         scope[OWN_TEXTS_KEY] = own
-        ex = _Exchange(scope, own)
-        jsonrpc = ex.path == self.jsonrpc_path
-        mode = "pass"
-        start: AsgiMessage | None = None
-        held = bytearray()
+        return _Exchange(scope, own)
 
-        async def send_rewritten(message: AsgiMessage) -> None:
-            nonlocal mode, start
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                ctype = Headers(raw=message.get("headers", [])).get("content-type", "")
-                if ctype.startswith("text/event-stream"):
-                    mode = "sse"
-                elif is_json_content_type(ctype) and (jsonrpc or status >= 400):
-                    mode = "json"
-                elif status >= 400 and not is_json_content_type(ctype):
-                    mode = "plain"
-                if mode in ("json", "plain"):
-                    start = message
-                    return
-            elif message["type"] == "http.response.body" and mode != "pass":
-                body = bytes(message.get("body", b""))
-                if mode == "sse":
-                    await send({**message, "body": self._sse(body, ex, jsonrpc)})
-                    return
-                held.extend(body)
-                if message.get("more_body", False):
-                    return
-                assert start is not None
-                status = int(start["status"])
-                new = self._body(bytes(held), status, ex, jsonrpc, plain=mode == "plain")
-                headers = MutableHeaders(raw=list(start.get("headers", [])))
-                headers["content-length"] = str(len(new))
-                if mode == "plain":
-                    headers["content-type"] = "application/json"
-                await send({**start, "headers": headers.raw})
-                await send({"type": "http.response.body", "body": new, "more_body": False})
-                return
-            await send(message)
+    def hold(self, state: _Exchange, status: int, content_type: str) -> Hold:
+        if is_json_content_type(content_type) and (self._jsonrpc(state) or status >= 400):
+            return "json"
+        if status >= 400 and not is_json_content_type(content_type):
+            return "plain"
+        return "pass"
 
-        await self.app(scope, receive, send_rewritten)
+    def body(self, state: _Exchange, body: bytes, status: int, hold: Hold) -> bytes:
+        return self._body(body, status, state, self._jsonrpc(state), plain=hold == "plain")
+
+    def chunk(self, state: _Exchange, chunk: bytes) -> bytes:
+        return self._sse(chunk, state, self._jsonrpc(state))
+
+    def _jsonrpc(self, ex: _Exchange) -> bool:
+        return ex.path == self.jsonrpc_path
 
     def _body(self, body: bytes, status: int, ex: _Exchange, jsonrpc: bool, plain: bool) -> bytes:
         if plain:

@@ -16,14 +16,11 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
-from starlette.datastructures import Headers, MutableHeaders
-from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.types import Message as AsgiMessage
+from starlette.types import ASGIApp
 
 from ...contract.numbers import integers_from_doubles
-from ...edge.guard import route_path
 from ...edge.wire import is_json_content_type
-from .card import CARD_PATH
+from .answers import AnswerRewriter, Hold
 
 __all__ = ["IntegerAnswers", "restore_integers"]
 
@@ -62,7 +59,7 @@ def restore_integers(doc: Any, schema_of: SchemaOf) -> bool:
     return found
 
 
-class IntegerAnswers:
+class IntegerAnswers(AnswerRewriter):
     """ASGI middleware: the A2A routes' answers carry integers as integers (module docs).
 
     Args:
@@ -71,45 +68,17 @@ class IntegerAnswers:
     """
 
     def __init__(self, app: ASGIApp, *, schema_of: SchemaOf) -> None:
-        self.app = app
+        super().__init__(app)
         self.schema_of = schema_of
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or route_path(scope) == CARD_PATH:
-            await self.app(scope, receive, send)
-            return
-        mode = "pass"
-        start: AsgiMessage | None = None
-        held = bytearray()
+    def hold(self, state: Any, status: int, content_type: str) -> Hold:
+        return "json" if is_json_content_type(content_type) else "pass"
 
-        async def send_restored(message: AsgiMessage) -> None:
-            nonlocal mode, start
-            if message["type"] == "http.response.start":
-                ctype = Headers(raw=message.get("headers", [])).get("content-type", "")
-                if ctype.startswith("text/event-stream"):
-                    mode = "sse"
-                elif is_json_content_type(ctype):
-                    mode = "json"
-                    start = message
-                    return
-            elif message["type"] == "http.response.body" and mode != "pass":
-                body = bytes(message.get("body", b""))
-                if mode == "sse":
-                    await send({**message, "body": self._events(body)})
-                    return
-                held.extend(body)
-                if message.get("more_body", False):
-                    return
-                assert start is not None
-                new = self._json(bytes(held))
-                headers = MutableHeaders(raw=list(start.get("headers", [])))
-                headers["content-length"] = str(len(new))
-                await send({**start, "headers": headers.raw})
-                await send({"type": "http.response.body", "body": new, "more_body": False})
-                return
-            await send(message)
+    def body(self, state: Any, body: bytes, status: int, hold: Hold) -> bytes:
+        return self._json(body)
 
-        await self.app(scope, receive, send_restored)
+    def chunk(self, state: Any, chunk: bytes) -> bytes:
+        return self._events(chunk)
 
     def _json(self, body: bytes) -> bytes:
         if _MARK not in body:
