@@ -13,7 +13,7 @@ available later does not exist. The listing mode decides what ``tools/list`` ans
 * ``"catalog"``: exactly two tools, :data:`LIST_CAPABILITIES` (what is available now, with
   schemas and hints) and :data:`CALL_CAPABILITY` (``{"name", "input"}``). The tool list never
   changes, so nothing is cached wrong; every call still goes through the runtime's
-  ``dispatch_unknown``, audited and refused exactly as a direct call.
+  ``call`` (the path of ``dispatch_unknown``), audited and refused exactly as a direct call.
 
 Each capability's ``title`` and behaviour hints become the tool's ``title`` (also
 ``annotations.title``, for clients of 2025-03-26) and ``annotations`` (``readOnlyHint``,
