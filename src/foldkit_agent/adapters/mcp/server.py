@@ -563,8 +563,9 @@ def mcp_server(
     once per runtime, availability set and protocol version (reused until one changes); every
     call goes through ``runtime.call`` with ``transport="mcp"``; refusals are ``is_error``
     results carrying the error JSON; defects are generic error results; cancelling a
-    ``tools/call`` sets the invocation's signal (the SDK then sends no answer). Change notifications go to modern
-    ``subscriptions/listen`` streams and to handshake-era connections.
+    ``tools/call`` sets the invocation's signal (the SDK then sends no answer). Change
+    notifications go to modern ``subscriptions/listen`` streams and to handshake-era
+    connections.
 
     Example:
         >>> server = mcp_server(rt, name="todo", version="1.0")
