@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from foldkit_agent import AgentError, Invocation, agent
+from foldkit_agent import AgentError, Approval, ApprovalRequest, Invocation, agent
 
 from .contract import User
 from .host import run_todo
@@ -19,9 +19,19 @@ def show(step: str, value: object) -> None:
     print(json.dumps(value, indent=2, default=str))
 
 
+async def approve_at_the_keyboard(request: ApprovalRequest) -> Approval:
+    """The person in front of the app: shown what would change, and approving it."""
+    show("alice is asked", request.text().splitlines())
+    return Approval(approved=True, by="alice")
+
+
 async def main() -> None:
     def alice() -> Invocation:
-        return Invocation(transport="in-app", credentials=User(id="alice", can_delete=True))
+        return Invocation(
+            transport="in-app",
+            credentials=User(id="alice", can_delete=True),
+            approver=approve_at_the_keyboard,  # delete_todo asks a person first
+        )
 
     async with run_todo() as (running, rt):
         show("available", [c.name for c in rt.messages.available()])

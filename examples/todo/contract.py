@@ -185,11 +185,15 @@ AppAgent = TodoAgent.make(
                 # a repeat would delete whichever todo is selected by then
                 destructive=True,
                 open_world=False,
-                description="Delete the selected todo. Only users allowed to delete may do this.",
+                description=(
+                    "Delete the selected todo. Only users allowed to delete may do this, and a "
+                    "person approves each delete first, shown which todo it removes."
+                ),
                 available=lambda model: model.selected_todo_id is not None,
                 input=NoInput,
                 to_message=_delete_selected,
                 authorize=_may_delete,
+                confirm=True,
             ),
         },
     ),

@@ -11,7 +11,9 @@ itself when a call is refused. Swap ``FunctionModel(ScriptedCopilot())`` for a r
 
 The signed-in user is the run's ``deps``; the toolset reads it (``credentials_of``) and the
 runtime's principal provider decides what that user may do. The model's arguments never name
-the caller.
+the caller. ``delete_todo`` asks a person first: the toolset's ``approver`` is where the
+application asks its user (a dialog in a real UI; here a scripted person who approves), and
+the model never answers it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic_ai import Agent, ToolReturnPart
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from foldkit_agent import Approval, ApprovalRequest
 from foldkit_agent.adapters.pydantic_ai import toolset
 
 from .contract import User
@@ -117,13 +120,20 @@ def delete_without_permission() -> Plan:
     yield reply(f"I could not delete it: {failure.content}")
 
 
+async def the_user_approves(request: ApprovalRequest) -> Approval:
+    """The application asks its user, shown what would change; this one approves."""
+    print(f"  the app asks the user: {request.title}? {request.summary}")
+    print("  the user approves")
+    return Approval(approved=True, by="alice")
+
+
 async def main() -> None:
     copilot_model = ScriptedCopilot()
     async with run_todo() as (running, rt):
         copilot = Agent(
             FunctionModel(copilot_model),
             deps_type=User,
-            toolsets=[toolset(rt, credentials_of=lambda ctx: ctx.deps)],
+            toolsets=[toolset(rt, credentials_of=lambda ctx: ctx.deps, approver=the_user_approves)],
             instructions="You manage the user's todo list with the tools you are given.",
         )
 
@@ -145,7 +155,10 @@ async def main() -> None:
         print("\n== the audit trail")
         assert rt.audit is not None
         for e in rt.audit.entries():
-            print(f"  {e.transport} {e.principal} {e.capability} {e.decision} {e.outcome}")
+            approval = f" ({e.approval} by {e.approved_by})" if e.approval else ""
+            print(
+                f"  {e.transport} {e.principal} {e.capability} {e.decision} {e.outcome}{approval}"
+            )
 
 
 if __name__ == "__main__":

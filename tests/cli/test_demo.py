@@ -64,3 +64,30 @@ def test_demo_serve_on_a_port_in_use_is_one_line_without_a_traceback() -> None:
         f"error: cannot listen on 127.0.0.1:{port}: Address already in use; choose another "
         "--port (0 picks a free one)\n"
     )
+
+
+def test_the_demo_shows_one_delete_declined_and_one_approved_each_with_its_preview() -> None:
+    out = demo_output(80)
+    lines = [line.strip() for line in out.splitlines()]
+    asked = [
+        i for i, line in enumerate(lines) if line == "alice's client asks her (MCP elicitation):"
+    ]
+    assert len(asked) == 2
+    for start in asked:  # the request as the person reads it, preview included
+        shown = " ".join(lines[start + 1 : start + 8])
+        assert 'Approve "Delete selected todo" (delete_todo)?' in shown
+        assert 'Message: {"_tag": "RequestedDeleteTodo", "id": "todo-1"}' in shown
+        assert 'Change: removes todos.0 (was {"id": "todo-1", "title": "Read the guide",' in shown
+        assert 'changes selected_todo_id from "todo-1" to null' in shown
+    answers = [line for line in lines if line.startswith("she answers: ")]
+    assert answers == ["she answers: decline", "she answers: approve"]
+    assert any(
+        line.startswith("✗ alice: delete_todo (declined): refused, AgentApprovalError")
+        for line in lines
+    )
+    assert any(line.startswith("✓ alice: delete_todo (approved): dispatched") for line in lines)
+    todos = [line for line in lines if line.startswith("todos now: ")]
+    assert todos == ["todos now: Read the guide, Write the tests", "todos now: Write the tests"]
+    audit = [line.split() for line in lines if " delete_todo " in f" {line} "]
+    assert ["5", "alice", "delete_todo", "refused", "declined", "AgentApprovalError"] in audit
+    assert ["6", "alice", "delete_todo", "dispatched", "approved", "ok"] in audit

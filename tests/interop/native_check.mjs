@@ -6,8 +6,11 @@
 //   NATIVE_ACTIONS_DIR   absolute path of the generated actions/ folder
 //   FOLDKIT_AGENT_URL    base URL of native_app's surface (read by the generated actions)
 //   FOLDKIT_AGENT_TOKEN  the service token (read by the generated actions)
+//   NATIVE_TRUSTING_URL  the same surface, trusting that Agent Native asked its user
+//                        (native_app(trust_service_approvals=True))
 //   NATIVE_EXPECTED      JSON: {capabilities: [{name, description, input_schema, title,
-//                               read_only, consequential}], unavailable_message}
+//                               read_only, consequential, needs_approval}],
+//                               unavailable_message}
 // Output: one JSON line {"checks": {...}} on stdout; exit status 1 on the first failed check.
 import assert from "node:assert/strict";
 import { autoDiscoverActions } from "@agent-native/core/server";
@@ -127,5 +130,36 @@ const cancelled = await pending;
 assert.equal(cancelled.ok, false, JSON.stringify(cancelled));
 assert.match(cancelled.message, /was cancelled/);
 checks.cancelledCompletion = cancelled;
+
+// 10. Approval: each action of a confirm capability declares needsApproval (Agent Native
+//     then asks its user before run). After that approval run sends X-Foldkit-Approved, and
+//     only a server that trusts it (NATIVE_TRUSTING_URL) counts it as a person's approval;
+//     the other refuses, as it refuses a call that no person approved.
+for (const cap of expected.capabilities) {
+  assert.equal(registry[cap.name].needsApproval === true, cap.needs_approval, `${cap.name} needsApproval`);
+}
+checks.needsApproval = Object.fromEntries(
+  expected.capabilities.map((c) => [c.name, registry[c.name].needsApproval === true])
+);
+const dave = { caller: "tool", userEmail: "dave@example.com" };
+const bread = await call("create_todo", { title: "Bread" }, dave);
+assert.equal(bread.ok, true, JSON.stringify(bread));
+assert.equal((await call("select_todo", { id: bread.result.id }, dave)).ok, true);
+const unasked = await call("delete_todo", {}, dave);
+const approvedButUntrusted = await call("delete_todo", {}, { ...dave, approvedToolCallKey: "k-1" });
+for (const refused of [unasked, approvedButUntrusted]) {
+  assert.equal(refused.ok, false, JSON.stringify(refused));
+  assert.equal(refused._tag, "AgentApprovalError");
+  assert.equal(refused.reason, "unavailable");
+}
+process.env.FOLDKIT_AGENT_URL = process.env.NATIVE_TRUSTING_URL;
+const stillUnasked = await call("delete_todo", {}, dave);
+const approved = await call("delete_todo", {}, { ...dave, approvedToolCallKey: "k-2" });
+process.env.FOLDKIT_AGENT_URL = base;
+assert.equal(stillUnasked.ok, false, JSON.stringify(stillUnasked));
+assert.equal(stillUnasked.reason, "unavailable");
+assert.equal(approved.ok, true, JSON.stringify(approved));
+assert.equal(approved.capability, "delete_todo");
+checks.approval = { unasked, approvedButUntrusted, stillUnasked, approved };
 
 console.log(JSON.stringify({ checks }));

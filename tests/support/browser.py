@@ -13,6 +13,7 @@ Nothing here sleeps: every wait is a Playwright wait on a condition.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import AsyncIterator, Sequence
@@ -194,8 +195,15 @@ async def scenario(page: Page, agent: Agent, web: TodoWeb, url: str, mode: str) 
     refused = await agent.call("select_todo", {"id": ["todo-1"]})
     assert refused["isError"] is True
 
-    # 6. the agent deletes the selected todo (authorized by the page's signed-in user)
-    deleted = await agent.call("delete_todo", {})
+    # 6. the agent deletes the selected todo (authorized by the page's signed-in user): the
+    #    call waits while the page shows its person what would go; they approve (issue 17)
+    pending = asyncio.ensure_future(agent.call("delete_todo", {}))
+    request = page.get_by_test_id("approvals").get_by_test_id("approval")
+    await request.wait_for(state="visible", timeout=TIMEOUT_MS)
+    assert "removes todos.0" in await request.inner_text()
+    assert [t.title for t in web.running.model().todos] == ["Buy oat milk", "Water the plants"]
+    await request.get_by_role("button", name="Approve").click()
+    deleted = await asyncio.wait_for(pending, TIMEOUT_MS / 1000)
     assert deleted["isError"] is False, deleted
     await todo.wait_for(state="detached", timeout=TIMEOUT_MS)
     await wait_for_tools(page, ["create_todo", "select_todo"], ["delete_todo"])
@@ -214,6 +222,12 @@ async def scenario(page: Page, agent: Agent, web: TodoWeb, url: str, mode: str) 
     entries = web.runtime.audit.entries() if web.runtime.audit else []
     assert {e.transport for e in entries} == {"webmcp"}
     assert {e.principal for e in entries} == {"demo"}
+    (delete,) = [e for e in entries if e.capability == "delete_todo"]
+    assert (delete.decision, delete.approval, delete.approved_by) == (
+        "dispatched",
+        "approved",
+        "demo",
+    )
 
 
 async def resync_storm(page: Page, agent: Agent, web: TodoWeb, url: str, rounds: int = 12) -> None:

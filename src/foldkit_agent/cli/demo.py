@@ -2,7 +2,9 @@
 
 The example application runs in this process and is served over streamable HTTP on a free
 loopback port; a scripted agent then uses the official ``mcp`` client, exactly as any MCP host
-would, and the command prints what it sees and finally the audit trail.
+would, and the command prints what it sees and finally the audit trail. ``delete_todo`` asks
+for a person's approval: alice's client answers its elicitation as a scripted person would,
+declining the first request and approving the second, each shown with its preview.
 
 ``foldkit-agent demo --serve`` keeps the server up instead and prints client configurations.
 """
@@ -117,13 +119,16 @@ async def _serving(port: int) -> AsyncGenerator[tuple[str, Any]]:
                 tg.cancel_scope.cancel()
 
 
-def _client(url: str, token: str) -> Any:
+def _client(url: str, token: str, person: Any = None) -> Any:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10)
-    return Client(streamable_http_client(url, http_client=http))
+    transport = streamable_http_client(url, http_client=http)
+    if person is None:
+        return Client(transport)
+    return Client(transport, elicitation_callback=person)
 
 
 WIDTH = 78
@@ -168,6 +173,28 @@ class _Out:
         self.line(f"✓ {label}: {data.get('status')}{extra} ({ms:.0f} ms)", "green", indent=3)
 
 
+class _Person:
+    """The person at alice's MCP client: shown each approval request, answers from a script.
+
+    It is the client's elicitation callback, so the server asks it exactly as it would ask a
+    person in Claude Desktop or the MCP Inspector.
+    """
+
+    def __init__(self, out: _Out, answers: list[bool]) -> None:
+        self.out = out
+        self.answers = answers
+
+    async def __call__(self, _context: Any, params: Any) -> Any:
+        import mcp.types as types
+
+        approve = self.answers.pop(0)
+        self.out.line("alice's client asks her (MCP elicitation):", "cyan", indent=3)
+        for line in str(getattr(params, "message", "")).splitlines():
+            self.out.line(line, indent=5, hang=2)
+        self.out.line(f"she answers: {'approve' if approve else 'decline'}", "cyan", indent=3)
+        return types.ElicitResult(action="accept", content={"approve": approve})
+
+
 def _command_path() -> str:
     """How to run this ``foldkit-agent`` from the current directory (``.venv/bin/...``)."""
     exe = Path(sys.executable).parent / "foldkit-agent"
@@ -190,7 +217,9 @@ async def run_demo(console: Console) -> None:
             style="bold",
         )
         out.line(f"The server listens at {url} only while the demo runs.")
-        async with _client(url, "alice-token") as alice, _client(url, "bob-token") as bob:
+        person = _Person(out, [False, True])
+        alice_client = _client(url, "alice-token", person)
+        async with alice_client as alice, _client(url, "bob-token") as bob:
             async with alice.listen(tools_list_changed=True) as changes:
                 out.step("1. List the tools (tools/list): only what the todo list allows now")
                 table = Table("tool", "what it does", "input", box=box.SIMPLE, show_edge=False)
@@ -227,25 +256,40 @@ async def run_demo(console: Console) -> None:
                 names = [t.name for t in (await alice.list_tools()).tools]
                 out.line(f"tools now: {', '.join(names)}", indent=3, hang=11)
 
-            out.step("4. Delete it: bob's token lacks todos:delete, alice's has it")
+            out.step("4. Delete it: bob's token lacks todos:delete, so nobody is asked")
             started = time.perf_counter()
             out.result("bob: delete_todo", await bob.call_tool("delete_todo", {}), started)
-            started = time.perf_counter()
-            out.result("alice: delete_todo", await alice.call_tool("delete_todo", {}), started)
 
-            out.step("5. An invalid call: create_todo with a field it does not declare")
+            out.step("5. alice may delete, but a person approves each delete first")
+            for attempt in ("declined", "approved"):
+                started = time.perf_counter()
+                result = await alice.call_tool("delete_todo", {})
+                out.result(f"alice: delete_todo ({attempt})", result, started)
+                context: dict[str, Any] = rt.context() or {}
+                todos: list[dict[str, Any]] = context.get("todos", [])
+                names = [str(t["title"]) for t in todos]
+                out.line(f"todos now: {', '.join(names) or 'none'}", indent=3, hang=11)
+
+            out.step("6. An invalid call: create_todo with a field it does not declare")
             started = time.perf_counter()
             bad = await alice.call_tool("create_todo", {"title": "Buy milk", "priority": "high"})
             out.result("create_todo title + priority", bad, started)
 
-            out.step("6. Read the context resource agent://context")
+            out.step("7. Read the context resource agent://context")
             contents = (await alice.read_resource("agent://context")).contents[0]
             text = getattr(contents, "text", "{}")
             console.print(Padding(JSON(text, indent=2), (0, 0, 0, 3), expand=False))
 
-        out.step("7. The audit trail: one entry per call, refusals included")
+        out.step("8. The audit trail: one entry per call, refusals included")
         audit = Table(
-            "call", "who", "capability", "decision", "outcome", box=box.SIMPLE, show_edge=False
+            "call",
+            "who",
+            "capability",
+            "decision",
+            "approval",
+            "outcome",
+            box=box.SIMPLE,
+            show_edge=False,
         )
         assert rt.audit is not None
         for entry in rt.audit.entries():
@@ -257,6 +301,7 @@ async def run_demo(console: Console) -> None:
                 str(entry.principal or "-"),
                 entry.capability,
                 f"[{colour}]{entry.decision}[/]",
+                entry.approval or "-",
                 entry.outcome,
             )
         console.print(Padding(audit, (0, 0, 0, 2), expand=False))

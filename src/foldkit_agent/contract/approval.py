@@ -144,7 +144,11 @@ def check_confirm(tag: str, confirm: Any) -> Confirm | None:
     )
 
 
-def short_json(value: Any, limit: int) -> str:
-    """``value`` as compact JSON text, cut to ``limit`` characters (ending in ``…``)."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+def short_json(value: Any, limit: int, *, sort_keys: bool = True) -> str:
+    """``value`` as compact JSON text, cut to ``limit`` characters (ending in ``…``).
+
+    ``sort_keys=False`` keeps an object's own key order (a Model's field order, where the
+    fields a person recognises, such as an id and a title, usually come first).
+    """
+    text = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"

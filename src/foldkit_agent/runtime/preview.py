@@ -113,4 +113,5 @@ def _at(doc: Any, pointer: str) -> Any:
 
 
 def _short(value: Any) -> str:
-    return short_json(value, _VALUE_WIDTH)
+    # the Model's own field order: what names a removed item (its id, its title) comes first
+    return short_json(value, _VALUE_WIDTH, sort_keys=False)

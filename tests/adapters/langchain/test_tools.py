@@ -24,7 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from examples.todo import User, run_todo
-from foldkit_agent import AgentRuntime, Message, agent, message_union
+from foldkit_agent import AgentRuntime, Approval, ApprovalRequest, Message, agent, message_union
 from foldkit_agent.adapters.langchain import TRANSPORT, CapabilityTool, available, tools
 from tests.support.inproc import ALICE, BOB, ERRAND, OFFERED_DURING_ERRAND
 
@@ -221,8 +221,14 @@ async def test_a_langchain_core_loop_binds_what_is_available_before_each_model_c
         calls(("select_todo", {"id": "todo-1"}), ("delete_todo", {})),  # delete is not bound yet
         say("done"),
     )
+    asked: list[ApprovalRequest] = []
+
+    async def alice_approves(request: ApprovalRequest) -> Approval:  # delete_todo asks first
+        asked.append(request)
+        return Approval(approved=True, by="alice")
+
     async with run_todo() as (running, rt):
-        every = tools(rt, credentials=ALICE)
+        every = tools(rt, credentials=ALICE, approver=alice_approves)
         by_name = {t.name: t for t in every}
         messages: list[BaseMessage] = [HumanMessage("Add milk, then delete it")]
         while True:
@@ -237,6 +243,30 @@ async def test_a_langchain_core_loop_binds_what_is_available_before_each_model_c
     deleted = [m for m in messages if isinstance(m, ToolMessage) and m.name == "delete_todo"]
     assert [m.status for m in deleted] == ["success"]  # select_todo made it available
     assert todos == ()
+    assert [r.capability for r in asked] == ["delete_todo"]
+
+
+async def test_a_confirmed_capability_without_an_approver_is_refused_as_nobody_to_ask() -> None:
+    async with run_todo() as (running, rt):
+        by_name = {t.name: t for t in tools(rt, credentials=ALICE)}
+        for name, args in (("create_todo", {"title": "Milk"}), ("select_todo", {"id": "todo-1"})):
+            await by_name[name].ainvoke(
+                {"name": name, "args": args, "id": "1", "type": "tool_call"}
+            )
+        call = {"name": "delete_todo", "args": {}, "id": "2", "type": "tool_call"}
+        answer = await by_name["delete_todo"].ainvoke(call)
+        todos = [t.title for t in running.host.model().todos]
+        entry = rt.audit.entries()[-1] if rt.audit else None
+    assert isinstance(answer, ToolMessage)
+    assert answer.status == "error"
+    assert isinstance(answer.content, str)
+    assert "cannot ask" in answer.content
+    assert todos == ["Milk"]
+    assert entry is not None
+    assert (entry.capability, entry.approval) == (
+        "delete_todo",
+        "unavailable",
+    )
 
 
 async def test_a_tool_called_while_its_capability_is_unavailable_is_refused() -> None:

@@ -34,7 +34,11 @@ pytestmark = pytest.mark.interop
 NODE = shutil.which("node")
 TOKEN = "native-interop-token-0123456789abcdef"
 SERVICE = "mail-app"
-USERS = {"alice@example.com": User(id="alice", can_delete=True), "bob@example.com": User(id="bob")}
+USERS = {
+    "alice@example.com": User(id="alice", can_delete=True),
+    "bob@example.com": User(id="bob"),
+    "dave@example.com": User(id="dave", can_delete=True),
+}
 
 if NODE is None or not (INTEROP / "node_modules" / "@agent-native" / "core").is_dir():
     pytest.skip("node and tests/interop/node_modules are needed", allow_module_level=True)
@@ -67,14 +71,18 @@ class PerUser:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[tuple[str, PerUser]]:
+async def server() -> AsyncIterator[tuple[str, str, PerUser]]:
+    """The surface, and the same surface trusting that Agent Native asked its user."""
     async with AsyncExitStack() as stack:
         resolve = PerUser(stack)
-        application = native_app(
-            resolve, service_tokens={TOKEN: SERVICE}, credentials_of=credentials_of
-        )
-        async with serve(application) as origin:
-            yield f"{origin}/agent", resolve
+        options: dict[str, Any] = {
+            "service_tokens": {TOKEN: SERVICE},
+            "credentials_of": credentials_of,
+        }
+        application = native_app(resolve, **options)
+        trusting = native_app(resolve, **options, trust_service_approvals=True)
+        async with serve(application) as origin, serve(trusting) as trusting_origin:
+            yield f"{origin}/agent", f"{trusting_origin}/agent", resolve
 
 
 @pytest.fixture
@@ -88,9 +96,9 @@ def actions_dir() -> Any:
 
 
 async def test_generated_actions_run_in_agent_native(
-    server: tuple[str, PerUser], actions_dir: Path
+    server: tuple[str, str, PerUser], actions_dir: Path
 ) -> None:
-    url, per_user = server
+    url, trusting_url, per_user = server
     report = write_actions(AppAgent, actions_dir, url="http://127.0.0.1:1/unused")
     assert len(report.written) == len(AppAgent.capabilities)
     expected = {
@@ -102,6 +110,7 @@ async def test_generated_actions_run_in_agent_native(
                 "title": c.title,
                 "read_only": c.hints.read_only,
                 "consequential": c.hints.destructive is not False,
+                "needs_approval": c.confirm is not None,
             }
             for c in AppAgent.capabilities
         ],
@@ -112,6 +121,7 @@ async def test_generated_actions_run_in_agent_native(
         "NATIVE_ACTIONS_DIR": str(actions_dir),
         "NATIVE_EXPECTED": json.dumps(expected),
         "FOLDKIT_AGENT_URL": url,  # overrides the generation-time URL
+        "NATIVE_TRUSTING_URL": trusting_url,
         "FOLDKIT_AGENT_TOKEN": TOKEN,
         "AGENT_NATIVE_AUDIT_ENABLED": "false",  # agent-native's own audit would open a DB
         "AGENT_NATIVE_DISABLE_MCP_AUTODETECT": "1",
@@ -129,12 +139,19 @@ async def test_generated_actions_run_in_agent_native(
     assert checks["titles"] == {c.name: c.title for c in AppAgent.capabilities}
     assert checks["extra"]["refusedBy"].startswith("foldkit-agent")
     assert checks["forged"]["rawStatus"] == 401
+    assert checks["needsApproval"] == {c.name: c.confirm is not None for c in AppAgent.capabilities}
+    assert checks["needsApproval"]["delete_todo"] is True
 
     # What the application saw: one Model per user; forged and refused calls changed nothing.
     assert checks["failedCompletion"]["status"] == "failed"
     assert checks["cancelledCompletion"]["ok"] is False
     runtimes = sorted(per_user.runtimes)
-    assert runtimes == ["alice@example.com", "bob@example.com", "carol@example.com"]
+    assert runtimes == [
+        "alice@example.com",
+        "bob@example.com",
+        "carol@example.com",
+        "dave@example.com",
+    ]
     alice = per_user.runtimes["alice@example.com"]
     bob = per_user.runtimes["bob@example.com"]
     assert [t["title"] for t in alice.context()["todos"]] == ["Milk"]
@@ -151,6 +168,20 @@ async def test_generated_actions_run_in_agent_native(
     assert ("delete_todo", "refused", "AgentAuthorizationError") in [
         (e.capability, e.decision, e.outcome) for e in bob.audit.entries()
     ]
+
+    # Approval: refused as unavailable until a trusting surface heard Agent Native approved.
+    dave = per_user.runtimes["dave@example.com"]
+    assert dave.audit is not None
+    approvals = [
+        (e.capability, e.decision, e.approval, e.approved_by) for e in dave.audit.entries()
+    ]
+    assert approvals[-4:] == [
+        ("delete_todo", "refused", "unavailable", None),
+        ("delete_todo", "refused", "unavailable", None),
+        ("delete_todo", "refused", "unavailable", None),
+        ("delete_todo", "dispatched", "approved", "dave (approved in agent-native)"),
+    ]
+    assert dave.context()["todos"] == []
 
 
 async def test_generated_actions_type_check_against_agent_native(actions_dir: Path) -> None:

@@ -16,7 +16,15 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 from pydantic import BaseModel, Field
 
 from examples.todo import run_todo
-from foldkit_agent import AgentRuntime, Message, Program, agent, message_union
+from foldkit_agent import (
+    AgentRuntime,
+    Approval,
+    ApprovalRequest,
+    Message,
+    Program,
+    agent,
+    message_union,
+)
 from foldkit_agent.adapters.openai_agents import TRANSPORT, tools
 from tests.support.inproc import ALICE, BOB, ERRAND, OFFERED_DURING_ERRAND
 
@@ -124,6 +132,33 @@ async def test_a_refusal_never_fails_the_run_and_nothing_is_sent() -> None:
     last = list(call_ids(script))[-1]
     assert script.output(last) == "Not authorized to use 'delete_todo': bob may not delete todos"
     assert len(todos) == 1
+
+
+async def test_the_todo_delete_is_sent_only_after_the_applications_approver_said_yes() -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def alice_approves(request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        return Approval(approved=True, by="alice")
+
+    script = Script(
+        calls(("create_todo", {"title": "Milk"})),
+        calls(("select_todo", {"id": "todo-1"})),
+        calls(("delete_todo", {})),
+        say("done"),
+    )
+    async with run_todo() as (running, rt):
+        built = tools(rt, credentials=ALICE, approver=alice_approves)
+        copilot = Agent(name="copilot", model=script.model, tools=built)
+        await Runner.run(copilot, "Delete milk", run_config=NO_TRACES)
+        todos = [t.title for t in running.host.model().todos]
+        entry = rt.audit.entries()[-1] if rt.audit else None
+    last = list(call_ids(script))[-1]
+    assert json.loads(script.output(last))["status"] == "dispatched"
+    assert todos == []
+    assert [r.capability for r in asked] == ["delete_todo"]
+    assert entry is not None
+    assert (entry.approval, entry.approved_by) == ("approved", "alice")
 
 
 async def test_the_audit_shows_openai_agents_as_the_transport() -> None:

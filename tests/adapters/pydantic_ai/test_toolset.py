@@ -20,6 +20,8 @@ from examples.todo import User, run_todo
 from foldkit_agent import (
     AgentCapabilityUnavailableError,
     AgentRuntime,
+    Approval,
+    ApprovalRequest,
     Message,
     agent,
     message_union,
@@ -297,3 +299,37 @@ async def test_a_defect_reaches_the_model_as_the_generic_sentence_only() -> None
     (failure,) = returned(script.read[1])
     assert failure.outcome == "failed"
     assert failure.content == DEFECT_TEXT  # the one text every adapter gives a defect
+
+
+@pytest.mark.parametrize("answer", [True, False], ids=["approved", "declined"])
+async def test_the_todo_delete_asks_the_applications_approver_never_the_model(answer: bool) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def the_user(request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        return Approval(approved=answer, by="alice")
+
+    script = Script(
+        calls(("create_todo", {"title": "Milk"})),
+        calls(("select_todo", {"id": "todo-1"})),
+        calls(("delete_todo", {})),
+        say("done"),
+    )
+    async with run_todo() as (running, rt):
+        tools = toolset(rt, credentials=ALICE, approver=the_user)
+        await Agent(script.model(), toolsets=[tools]).run("Delete milk")
+        todos = [t.title for t in running.host.model().todos]
+        entry = rt.audit.entries()[-1] if rt.audit else None
+    (read,) = returned(script.read[3])
+    assert entry is not None
+    if answer:
+        assert read.outcome == "success"
+        assert todos == []
+        assert (entry.approval, entry.approved_by) == ("approved", "alice")
+    else:
+        assert read.outcome == "failed"  # the run goes on; the model cannot approve by retrying
+        assert todos == ["Milk"]
+        assert entry.approval == "declined"
+    (request,) = asked
+    assert request.summary is not None
+    assert 'removes todos.0 (was {"id": "todo-1", "title": "Milk"' in request.summary

@@ -117,6 +117,7 @@ def native_app(
     path: str = "/agent",
     allowed_hosts: Iterable[str] | str | None = None,
     transport: str = "agent-native",
+    trust_service_approvals: bool = False,
 ) -> Starlette:
     """The HTTP surface the generated actions call, for service callers only.
 
@@ -143,6 +144,12 @@ def native_app(
         allowed_hosts: more accepted ``Host`` names besides the loopback names (see
             :func:`~foldkit_agent.adapters.web.agent_surface`).
         transport: ``Invocation.transport`` of these calls (audited).
+        trust_service_approvals: count a call's ``X-Foldkit-Approved`` header (sent by a
+            generated action after Agent Native's ``needsApproval`` step asked its user) as a
+            person's approval of a ``confirm`` capability, recorded as ``approved_by="<user>
+            (approved in agent-native)"``. Off by default: such a call is then refused as
+            ``"unavailable"``, since this server cannot ask anyone itself (DESIGN §11). Turn
+            it on only for services you trust to ask their user.
 
     Returns:
         A Starlette app; serve it with uvicorn or mount it in the application's server.
@@ -175,6 +182,7 @@ def native_app(
         transport=transport,
         service_transport=transport,
         service_only=True,
+        trust_service_approvals=trust_service_approvals,
     )
     mount = "/" + path.strip("/")
     return Starlette(routes=[Mount(mount, app=surface)])

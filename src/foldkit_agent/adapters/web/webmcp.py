@@ -112,11 +112,16 @@ _PAGE = """<!doctype html>
 body {{ font: 16px/1.4 system-ui, sans-serif; margin: 2rem auto; max-width: 48rem; }}
 pre {{ background: #f4f4f4; padding: 1rem; overflow: auto; }}
 li code {{ font-weight: 600; }}
+.approval {{ border: 2px solid #c80; border-radius: 6px; padding: .6rem; margin: .6rem 0; }}
 </style>
 </head>
 <body>
 <h1>{title}</h1>
 <p>The tools below are registered with this page's WebMCP context for a browser agent.</p>
+<section id="approvals" data-testid="approvals" aria-live="assertive" hidden>
+<h2>An agent asks for your approval</h2>
+<div id="approval-list"></div>
+</section>
 <h2>Tools</h2>
 <ul id="tools"></ul>
 <h2>Context</h2>
@@ -142,10 +147,48 @@ li code {{ font-weight: 600; }}
       document.getElementById("context").textContent = JSON.stringify(body.context, null, 2);
     }} catch (e) {{}}
   }}
+  // A call of a confirm capability waits until the person here approves or declines it.
+  async function answer(id, approve) {{
+    var s = await (await fetch(base + "/session", {{credentials: "same-origin"}})).json();
+    var headers = {{"content-type": "application/json"}};
+    headers[s.csrfHeader] = s.csrfToken;
+    await fetch(base + "/approvals/" + encodeURIComponent(id), {{
+      method: "POST", credentials: "same-origin", headers: headers,
+      body: JSON.stringify({{approve: approve}}),
+    }});
+  }}
+  function button(label, id, approve) {{
+    var b = document.createElement("button");
+    b.type = "button";
+    b.textContent = label;
+    b.addEventListener("click", function () {{ answer(id, approve); }});
+    return b;
+  }}
+  function renderApprovals(waiting) {{
+    var list = document.getElementById("approval-list");
+    list.replaceChildren();
+    waiting.forEach(function (req) {{
+      var box = document.createElement("div");
+      box.className = "approval";
+      box.dataset.testid = "approval";
+      var text = document.createElement("pre");
+      text.textContent = req.text;
+      box.append(text, button("Approve", req.id, true), button("Decline", req.id, false));
+      list.append(box);
+    }});
+    document.getElementById("approvals").hidden = waiting.length === 0;
+  }}
   window.addEventListener("foldkit-agent:sync", renderTools);
-  var events = new EventSource(base + "/events");
-  events.addEventListener("ready", renderContext);
-  events.addEventListener("change", renderContext);
+  function listen() {{
+    var events = new EventSource(base + "/events");
+    events.addEventListener("ready", renderContext);
+    events.addEventListener("change", renderContext);
+    events.addEventListener("approvals", function (ev) {{
+      renderApprovals(JSON.parse(ev.data).approvals);
+    }});
+  }}
+  // The session first (its cookie), so the events of this page's own approvals reach it.
+  fetch(base + "/session", {{credentials: "same-origin"}}).then(listen, listen);
 }})();
 </script>
 {bridge}
