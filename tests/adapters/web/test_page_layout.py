@@ -50,6 +50,41 @@ LAYOUT = """() => {
 }"""
 
 
+# Every text's contrast against the background it sits on (WCAG 2 relative luminance), and
+# every control's accessible name.
+ACCESSIBILITY = """() => {
+    const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+    const lum = ([r, g, b]) => {
+        const f = (v) => {
+            v /= 255;
+            return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+        };
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const background = (el) => {
+        for (; el; el = el.parentElement) {
+            const c = rgb(getComputedStyle(el).backgroundColor);
+            if (c.length < 4 || c[3] > 0) return c;
+        }
+        return [255, 255, 255];
+    };
+    const low = [];
+    for (const el of document.body.querySelectorAll("*")) {
+        const text = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+        if (!text || el.closest("[hidden]") || el.matches("input")) continue;
+        const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        if (ratio < 4.5) low.push(el.tagName + "." + el.className + ": " + ratio.toFixed(2));
+    }
+    const unnamed = [...document.querySelectorAll("button, input")].filter(el => {
+        const label = el.id && document.querySelector(`label[for="${el.id}"]`);
+        return !(el.getAttribute("aria-label") || (label && label.textContent.trim())
+                 || (el.tagName === "BUTTON" && el.textContent.trim()));
+    }).map(el => el.outerHTML);
+    return {low, unnamed};
+}"""
+
+
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
@@ -166,6 +201,9 @@ async def test_the_page_fits_its_width_and_shows_who_did_what(
                 assert activity["top"] >= main["bottom"]  # stacked
                 assert main["right"] <= width
                 assert activity["right"] <= width
+
+            checked = await page.evaluate(ACCESSIBILITY)
+            assert checked == {"low": [], "unnamed": []}
 
             ARTIFACTS.mkdir(exist_ok=True)
             await page.screenshot(path=str(ARTIFACTS / f"page-{width}.png"), full_page=True)
