@@ -9,13 +9,16 @@ activity panel shows both of them as the audit recorded it, and saves a screensh
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, Route
 
 from examples.todo import AppAgent
+from foldkit_agent.edge import ActivityItem
 from tests.support.browser import (
     ARTIFACTS,
     TIMEOUT_MS,
@@ -208,5 +211,86 @@ async def test_the_page_fits_its_width_and_shows_who_did_what(
             ARTIFACTS.mkdir(exist_ok=True)
             await page.screenshot(path=str(ARTIFACTS / f"page-{width}.png"), full_page=True)
             assert errors == []
+        finally:
+            await context.close()
+
+
+def _item(seq: int, **fields: Any) -> dict[str, Any]:
+    base = {
+        "at": datetime(2026, 12, 1, 21, 0, seq, tzinfo=UTC),
+        "by_person": False,
+        "transport": "mcp",
+        "principal": "ann",
+        "capability": "delete_todo",
+        "decision": "dispatched",
+        "outcome": "ok",
+        "approval": None,
+        "approved_by": None,
+    }
+    return ActivityItem(seq=seq, **{**base, **fields}).to_json()
+
+
+WORDED = [
+    (
+        _item(1, approval="approved", approved_by="demo"),
+        "MCP agent as ann",
+        "done, approved by demo",
+    ),
+    (
+        _item(2, decision="refused", outcome="AgentApprovalError", approval="declined"),
+        "MCP agent as ann",
+        "declined by the person",
+    ),
+    (
+        _item(3, decision="refused", outcome="AgentApprovalError", approval="unavailable"),
+        "MCP agent as ann",
+        "refused: no person could be asked",
+    ),
+    (
+        _item(
+            4,
+            transport="a2a",
+            principal=None,
+            decision="refused",
+            outcome="AgentCapabilityUnavailableError",
+        ),
+        "A2A agent",
+        "refused: not available now",
+    ),
+    (
+        _item(5, transport="agent-native", decision="unknown", outcome="AgentCancelledError"),
+        "Agent Native as ann",
+        "outcome unknown: cancelled after sending",
+    ),
+    (
+        _item(6, transport="pydantic-ai", outcome="failed"),
+        "pydantic-ai agent as ann",
+        "sent; the application reported a failure",
+    ),
+]
+
+
+async def test_the_activity_panel_words_each_decision(browser: Browser) -> None:
+    """Each kind of entry, as ``GET /app/activity`` sends it, reads as who and what came of it."""
+    batch = {"items": [item for item, _who, _said in WORDED], "missed": 0}
+
+    async def canned(route: Route) -> None:
+        # one batch, then the stream ends; retry: keeps the page from reconnecting in the test
+        body = f"retry: 600000\nevent: activity\ndata: {json.dumps(batch)}\n\n"
+        await route.fulfill(status=200, content_type="text/event-stream", body=body)
+
+    async with site(polyfill=False) as (_web, url):
+        context = await browser.new_context(viewport={"width": 390, "height": 844})
+        try:
+            page = await context.new_page()
+            await page.route("**/app/activity", canned)
+            await page.goto(url + "/")
+            texts = await _activity(page, len(WORDED))
+            newest_first = list(reversed(WORDED))
+            for shown, (_item_json, who, said) in zip(
+                texts[: len(WORDED)], newest_first, strict=True
+            ):
+                assert shown["text"].startswith(who), shown
+                assert said in shown["text"], shown
         finally:
             await context.close()
