@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import resource
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -46,10 +47,43 @@ async def served_built(build: Callable[[str], Any]) -> AsyncIterator[str]:
     sock.close()
 
 
+class Lines(list[str]):
+    """Lines of a process's standard error, gathered as they come; ``wait_for`` one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._grew = anyio.Event()
+
+    def add(self, line: str) -> None:
+        self.append(line)
+        self._grew.set()
+        self._grew = anyio.Event()
+
+    async def wait_for(self, text: str) -> str:
+        """The first line containing ``text``, once it has been written."""
+        while True:
+            found = next((line for line in self if text in line), None)
+            if found is not None:
+                return found
+            await self._grew.wait()
+
+
 @asynccontextmanager
-async def serve_process(target: str, *args: str) -> AsyncIterator[str]:
+async def serve_process(
+    target: str, *args: str, open_files: int | None = None, stderr: Lines | None = None
+) -> AsyncIterator[str]:
     """Run ``foldkit-agent serve TARGET ARGS --port 0`` as a subprocess; yield its origin
-    (read from its first "serving ..." line), and SIGTERM it on exit."""
+    (read from its first "serving ..." line), and SIGTERM it on exit.
+
+    ``open_files`` caps the process's file descriptors (``RLIMIT_NOFILE``); ``stderr``, when
+    given, receives each line the process writes to standard error after its first, as it
+    comes (it is read either way, so a chatty server never blocks on a full pipe).
+    """
+
+    def limit() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -62,16 +96,30 @@ async def serve_process(target: str, *args: str) -> AsyncIterator[str]:
         cwd=ROOT,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=limit,
     )
     assert proc.stderr is not None
+    err = proc.stderr
+
+    async def collect() -> None:
+        while line := await err.readline():
+            if stderr is not None:
+                stderr.add(line.decode(errors="replace").rstrip("\n"))
+
     try:
         with anyio.fail_after(30):
-            line = (await proc.stderr.readline()).decode()
+            line = (await err.readline()).decode()
         assert line.startswith("serving "), line
         found = re.search(r"http://[^/\s]+", line)
         assert found is not None, line
-        yield found.group(0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(collect)
+            yield found.group(0)
+            tg.cancel_scope.cancel()
     finally:
         proc.terminate()
         with anyio.fail_after(15):
+            rest = await err.read()  # the process ends once its pipes are read to the end
             await proc.wait()
+        for line in rest.decode(errors="replace").splitlines() if stderr is not None else ():
+            stderr.add(line)

@@ -37,6 +37,12 @@ from starlette.types import Receive, Scope, Send
 from .. import __version__
 from ..audit.log import AuditSink, AuditSinkError
 from ..contract.declare import AgentDefinition
+from ..edge.connections import (
+    DEFAULT_CONNECTION_LIMITS,
+    ConnectionLimits,
+    protocol,
+    quiet_accept_errors,
+)
 from ..edge.hosts import LOOPBACK_HOSTS
 from ..edge.progress import DEFAULT_PROGRESS_INTERVAL
 from ..edge.startup import freeze_startup, frozen_lifespan
@@ -328,6 +334,7 @@ async def run_http(
     sock: socket.socket | None = None,
     on_ready: Callable[[int], None] | None = None,
     before_exit: Callable[[], Awaitable[None]] | None = None,
+    limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
 ) -> None:
     """Serve ``asgi`` with uvicorn on this event loop until cancelled or interrupted.
 
@@ -339,15 +346,26 @@ async def run_http(
             down (a second signal does not wait for it). uvicorn's shutdown ends every open
             SSE stream at once, so calls in flight must be answered here or their callers get
             no answer at all (``serve`` aborts MCP calls: "cancelled, outcome unknown").
+        limits: header and body read timeouts, the idle keep-alive and the cap on open
+            connections (:class:`~foldkit_agent.edge.connections.ConnectionLimits`); a failed
+            ``accept()`` (too many open files) is logged as one line, not a traceback each time.
     """
     import uvicorn
 
     listening = sock if sock is not None else bind_socket(host, port)
-    config = uvicorn.Config(asgi, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        asgi,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        http=protocol(limits),
+        timeout_keep_alive=limits.keep_alive,  # pyright: ignore[reportArgumentType] - call_later
+    )
     server = uvicorn.Server(config) if before_exit is None else _answer_first(config, before_exit)
     if on_ready is not None:
         on_ready(listening.getsockname()[1])
     serving = asyncio.ensure_future(server.serve(sockets=[listening]))
+    restore = quiet_accept_errors(asyncio.get_running_loop())
     try:
         await asyncio.shield(serving)
     except asyncio.CancelledError:
@@ -357,6 +375,7 @@ async def run_http(
             await asyncio.wait({serving}, timeout=10)
         raise
     finally:
+        restore()
         if sock is None:
             listening.close()
 
@@ -559,6 +578,26 @@ def serve(
         help="Seconds between signs of life of a call waiting on its completion (MCP "
         "notifications/progress, A2A WORKING updates)",
     ),
+    header_timeout: float = typer.Option(
+        DEFAULT_CONNECTION_LIMITS.header_timeout,
+        "--header-timeout",
+        help="Seconds a client has to send a request's headers; then the connection is closed",
+    ),
+    body_timeout: float = typer.Option(
+        DEFAULT_CONNECTION_LIMITS.body_timeout,
+        "--body-timeout",
+        help="Seconds a request body may pause without a byte; then the connection is closed",
+    ),
+    keep_alive: float = typer.Option(
+        DEFAULT_CONNECTION_LIMITS.keep_alive,
+        "--keep-alive",
+        help="Seconds an idle connection is kept open between requests",
+    ),
+    max_connections: int = typer.Option(
+        DEFAULT_CONNECTION_LIMITS.max_connections,
+        "--max-connections",
+        help="Open connections; at the cap a new one closes the connection idle longest",
+    ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
     server_name = name or target.partition(":")[0]
@@ -588,6 +627,15 @@ def serve(
         fail("--listing applies to MCP: add --mcp stdio or --mcp http")
     if not progress_interval > 0 or progress_interval == float("inf"):
         fail(f"--progress-interval must be a positive number of seconds, got {progress_interval}")
+    try:
+        connection_limits = ConnectionLimits(
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            keep_alive=keep_alive,
+            max_connections=max_connections,
+        )
+    except ValueError as err:
+        fail(f"--{str(err).replace('_', '-')}")
     if any(len(t) < 16 for t in native_token):
         fail("--native-token must be at least 16 characters")
     try:
@@ -680,7 +728,9 @@ def serve(
                         file=sys.stderr,
                         flush=True,
                     )
-                await run_http(asgi, sock=sock, before_exit=answer_calls_in_flight)
+                await run_http(
+                    asgi, sock=sock, before_exit=answer_calls_in_flight, limits=connection_limits
+                )
 
     try:
         with contextlib.suppress(KeyboardInterrupt):

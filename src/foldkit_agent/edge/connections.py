@@ -1,0 +1,233 @@
+"""What one HTTP connection may hold: read timeouts, an idle keep-alive, a cap on connections.
+
+uvicorn closes an idle keep-alive connection (``timeout_keep_alive``) but waits for ever on a
+client that opens a connection and never finishes its headers, or stops half-way through its
+body, and it takes every connection the kernel hands it. :func:`protocol` returns uvicorn's own
+h11 protocol with the missing rules added, through uvicorn's extension point for the HTTP
+protocol class (``uvicorn.Config(http=...)``):
+
+==================  =======  =============================================================
+limit               default  rule
+==================  =======  =============================================================
+``header_timeout``  10 s     a request's headers must arrive whole within this many
+                             seconds of the connection opening (or of the first byte after
+                             a keep-alive pause); else the connection is closed
+``body_timeout``    30 s     while a request body is being read, a pause of this many
+                             seconds without a byte closes the connection (the call then
+                             sees the client as gone)
+``keep_alive``      5 s      an idle connection between requests is closed after this long
+                             (uvicorn's ``timeout_keep_alive``)
+``max_connections`` 1,000    open connections; a new one at the cap closes the connection
+                             that has been idle longest (waiting for a request), and is
+                             itself closed only when every connection is serving a request
+==================  =======  =============================================================
+
+A connection closed by a timeout is closed without an answer (the client sees the connection
+end), as nginx does for ``client_header_timeout``. :func:`quiet_accept_errors` turns the
+event loop's report of an ``accept()`` that failed for lack of resources (``EMFILE``: too
+many open files) into one log line per ``interval`` instead of a traceback per attempt.
+
+Example::
+
+    config = uvicorn.Config(app, http=protocol(ConnectionLimits(header_timeout=5)),
+                            timeout_keep_alive=5)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "DEFAULT_CONNECTION_LIMITS",
+    "ConnectionLimits",
+    "protocol",
+    "quiet_accept_errors",
+]
+
+_log = logging.getLogger("foldkit_agent.edge")
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """Timeouts (seconds) and the connection cap of one HTTP server (module docs).
+
+    Raises:
+        ValueError: a timeout that is not a positive finite number, or ``max_connections``
+            below 1.
+    """
+
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive: float = 5.0
+    max_connections: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in ("header_timeout", "body_timeout", "keep_alive"):
+            value = getattr(self, name)
+            if not 0 < value < float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+        if self.max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
+
+
+DEFAULT_CONNECTION_LIMITS: Final = ConnectionLimits()
+
+
+def protocol(limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol class with ``limits`` applied (pass it as ``Config(http=...)``).
+
+    ``keep_alive`` is uvicorn's own ``timeout_keep_alive``: set that to the same value.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # the ``web`` extra
+
+    class LimitedH11Protocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.read_timer: asyncio.TimerHandle | None = None
+            self.idle_since = time.monotonic()
+
+        # -- the states --------------------------------------------------------------------
+
+        def serving(self) -> bool:
+            """A request is in progress (its headers arrived, its answer is not complete)."""
+            cycle: Any = self.cycle  # None until the first request's headers arrive
+            return cycle is not None and not cycle.response_complete
+
+        def reading_body(self) -> bool:
+            return self.serving() and self.cycle.more_body
+
+        def arm(self, seconds: float) -> None:
+            self.disarm()
+            self.read_timer = self.loop.call_later(seconds, self.read_timed_out)
+
+        def disarm(self) -> None:
+            if self.read_timer is not None:
+                self.read_timer.cancel()
+                self.read_timer = None
+
+        def read_timed_out(self) -> None:
+            self.read_timer = None
+            if self.reading_body() and self.flow.read_paused:
+                self.arm(limits.body_timeout)  # we paused reading: the client is not to blame
+                return
+            if self.serving() and not self.reading_body():
+                return  # the request is being answered: not a read any more
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        # -- uvicorn's hooks ---------------------------------------------------------------
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            if len(self.connections) >= limits.max_connections and not _make_room(self.connections):
+                transport.close()  # every connection is serving a request
+                return
+            super().connection_made(transport)
+            self.idle_since = time.monotonic()
+            self.arm(limits.header_timeout)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.disarm()
+            if self.transport is None:  # type: ignore[comparison-overlap]
+                return  # refused at the cap before uvicorn saw it
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            waiting = not self.serving()
+            super().data_received(data)
+            if self.transport.is_closing():
+                self.disarm()
+            elif self.reading_body():
+                self.arm(limits.body_timeout)
+            elif self.serving():
+                self.disarm()
+            elif waiting and self.read_timer is None:
+                self.arm(limits.header_timeout)  # the first byte of the next request
+
+        def on_response_complete(self) -> None:
+            self.disarm()
+            self.idle_since = time.monotonic()
+            super().on_response_complete()
+
+    return LimitedH11Protocol
+
+
+def _make_room(connections: set[Any]) -> bool:
+    """Close the connection idle longest (not serving a request); ``False`` if none is."""
+    idle = [
+        c
+        for c in connections
+        if hasattr(c, "idle_since")
+        and not c.serving()
+        and c.transport is not None
+        and not c.transport.is_closing()
+    ]
+    if not idle:
+        return False
+    oldest = min(idle, key=lambda c: c.idle_since)
+    oldest.disarm()
+    oldest.transport.close()
+    return True
+
+
+_ACCEPT_FAILED = "socket.accept() out of system resource"
+
+
+def _stale_retry(context: dict[str, Any]) -> bool:
+    """A retry of a failed accept that fired after the listening socket was closed.
+
+    asyncio schedules one retry per failed ``accept()`` (up to the backlog in one go); those
+    still pending when the server shuts down each raise on the closed socket.
+    """
+    exc = context.get("exception")
+    return isinstance(exc, ValueError) and "_start_serving" in repr(context.get("handle"))
+
+
+def quiet_accept_errors(
+    loop: asyncio.AbstractEventLoop, interval: float = 10.0
+) -> Callable[[], None]:
+    """Log a failed ``accept()`` (``EMFILE`` and the like) as one line per ``interval`` seconds.
+
+    asyncio (3.11) reports each failed accept with a traceback, tries again up to the backlog
+    in the same go, and schedules a retry for each failure; under a flood of connections that
+    is thousands of tracebacks a second, and one more for each retry still pending when the
+    server shuts down. Those retries are dropped silently; other reports go to the handler
+    that was there before.
+
+    Returns:
+        a function that puts the previous handler back.
+    """
+    previous = loop.get_exception_handler()
+    last = -float("inf")
+    missed = 0
+
+    def handler(loop_: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        nonlocal last, missed
+        if _stale_retry(context):
+            return
+        if context.get("message") != _ACCEPT_FAILED:
+            if previous is not None:
+                previous(loop_, context)
+            else:
+                loop_.default_exception_handler(context)
+            return
+        now = time.monotonic()
+        if now - last < interval:
+            missed += 1
+            return
+        exc = context.get("exception")
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        again = f" ({missed} more since the last report)" if missed else ""
+        _log.warning("cannot accept new connections: %s; retrying every second%s", reason, again)
+        last, missed = now, 0
+
+    loop.set_exception_handler(handler)
+
+    def restore() -> None:
+        loop.set_exception_handler(previous)
+
+    return restore

@@ -1,0 +1,128 @@
+"""``foldkit-agent serve`` closes slow and idle connections and keeps serving at its caps.
+
+Each test runs a real ``serve`` subprocess with the timeout set small through its flag and
+talks to it over raw sockets. A connection counts as closed by the server when ``recv``
+returns ``b""`` (every socket has a 30 s timeout, so a server that never closes fails the test
+instead of hanging it); no test measures how long that took.
+"""
+
+from __future__ import annotations
+
+import socket
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+import httpx
+
+from tests.support.raw_http import post
+from tests.support.serving import Lines, serve_process
+
+def _served(*args: str, **kw: Any) -> AbstractAsyncContextManager[str]:
+    return serve_process("examples.todo:runtime", *args, **kw)
+
+
+FAST = ["--header-timeout", "0.5", "--body-timeout", "0.5", "--keep-alive", "1"]
+
+
+def _port(origin: str) -> int:
+    return int(origin.rsplit(":", 1)[1])
+
+
+def _connect(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=30)
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """Read until the server closes; ``True`` when it did (``recv`` gave ``b""``)."""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return True
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+async def _closed(sock: socket.socket) -> bool:
+    try:
+        return await anyio.to_thread.run_sync(_closed_by_server, sock)
+    finally:
+        sock.close()
+
+
+async def test_a_connection_that_never_sends_a_byte_is_closed_after_the_header_timeout() -> None:
+    async with _served("--mcp", "http", *FAST) as origin:
+        sock = _connect(_port(origin))
+        assert await _closed(sock)
+
+
+async def test_a_client_that_never_finishes_its_headers_is_closed() -> None:
+    async with _served("--mcp", "http", *FAST) as origin:
+        sock = _connect(_port(origin))
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
+        assert await _closed(sock)
+
+
+async def test_a_body_that_stalls_half_way_is_closed_after_the_body_timeout() -> None:
+    async with _served("--mcp", "http", *FAST) as origin:
+        port = _port(origin)
+        body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+        request = post("/mcp", port, {"Content-Type": "application/json"}, body)
+        sock = _connect(port)
+        sock.sendall(request[: len(request) - len(body) // 2])  # headers and half the body
+        assert await _closed(sock)
+
+
+async def test_an_idle_keep_alive_connection_is_closed_after_its_answer() -> None:
+    async with _served("--a2a", *FAST) as origin:
+        port = _port(origin)
+        sock = _connect(port)
+        sock.sendall(
+            f"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        )
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200"), first[:100]
+        assert b"connection: close" not in first.lower()  # kept alive, then closed when idle
+        assert await _closed(sock)
+
+
+async def test_at_the_connection_cap_a_new_client_is_served_and_the_idlest_is_closed() -> None:
+    args = ["--a2a", "--max-connections", "4", "--header-timeout", "60"]
+    async with _served(*args) as origin:
+        port = _port(origin)
+        idle = [_connect(port) for _ in range(4)]
+        async with httpx.AsyncClient(base_url=origin, timeout=30) as client:
+            for _ in range(3):
+                answer = await client.get("/.well-known/agent-card.json")
+                assert answer.status_code == 200
+        assert await _closed(idle[0])  # the connection idle longest made room
+        for sock in idle[1:]:
+            sock.close()
+
+
+async def test_running_out_of_file_descriptors_is_one_log_line_not_a_traceback_per_accept() -> None:
+    said = Lines()
+    args = ["--a2a", "--max-connections", "10000", "--header-timeout", "60"]
+    async with _served(*args, open_files=64, stderr=said) as origin:
+        port = _port(origin)
+        held = [_connect(port) for _ in range(120)]  # more than the server can accept
+        with anyio.fail_after(30):
+            await said.wait_for("cannot accept new connections")
+        for sock in held:
+            sock.close()
+        async with httpx.AsyncClient(base_url=origin, timeout=30) as client:
+            with anyio.fail_after(30):
+                while True:
+                    try:
+                        answer = await client.get("/.well-known/agent-card.json")
+                        break
+                    except httpx.TransportError:
+                        await anyio.sleep(0.2)
+            assert answer.status_code == 200
+    assert not any("Traceback" in line for line in said), "\n".join(said[:60])
+    reports = [line for line in said if "cannot accept new connections" in line]
+    assert 1 <= len(reports) <= 3, said[:20]
+    assert "Too many open files" in reports[0]
