@@ -12,6 +12,7 @@ from .app import DEFAULT_MAX_BODY, RuntimeTarget, a2a_app
 from .auth import A2ACaller, BearerTokenBackend, CredentialsRequiredError
 from .card import CARD_PATH, EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, build_agent_card
 from .executor import CapabilityExecutor
+from .tasks import BoundedTaskStore
 
 __all__ = [
     "CARD_PATH",
@@ -21,6 +22,7 @@ __all__ = [
     "REST_PREFIX",
     "A2ACaller",
     "BearerTokenBackend",
+    "BoundedTaskStore",
     "CapabilityExecutor",
     "CredentialsRequiredError",
     "RuntimeTarget",

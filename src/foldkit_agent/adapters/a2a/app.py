@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import TaskStore
 from a2a.types import (
     AgentCard,
     HTTPAuthSecurityScheme,
@@ -99,6 +99,7 @@ from .executor import (
     settle,
 )
 from .numbers import IntegerAnswers
+from .tasks import BoundedTaskStore
 
 _log = logging.getLogger("foldkit_agent.adapters.a2a")
 
@@ -138,6 +139,7 @@ def a2a_app(
     allowed_hosts: Iterable[str] | str | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+    task_store: TaskStore | None = None,
 ) -> Starlette:
     """Serve a bound runtime over A2A 1.0 (JSON-RPC and HTTP+JSON) as a Starlette app.
 
@@ -173,6 +175,11 @@ def a2a_app(
             its completion (default 5; DESIGN §10); streaming callers see them as
             ``statusUpdate`` events, each with a text part and ``{"waited_seconds",
             "timeout_seconds"}``.
+        task_store: where tasks are kept (an ``a2a.server.tasks.TaskStore``); default a
+            :class:`~foldkit_agent.adapters.a2a.tasks.BoundedTaskStore` (10,000 tasks, 1,000
+            per caller, an hour since the last update; finished tasks evicted first, and
+            without the request's input). The SDK's ``DatabaseTaskStore`` keeps them in
+            SQLite or PostgreSQL instead.
 
     Every request passes :class:`~foldkit_agent.edge.EdgeGuard` first: Host, Origin,
     ``authentication`` (before any byte of the body is read), content type and length, strict
@@ -184,7 +191,8 @@ def a2a_app(
         shutdown. To serve it next to other apps, mount it last at the root
         (``Mount("", app=a2a)``) and enter ``a2a.router.lifespan_context(a2a)`` from the
         parent's lifespan (Starlette does not run a mounted app's lifespan).
-        ``app.state.a2a_handler`` is the SDK request handler.
+        ``app.state.a2a_handler`` is the SDK request handler, ``app.state.a2a_task_store``
+        the task store.
 
     Protocol (A2A 1.0, spec sections "Agent Card", "Extensions", "Task lifecycle"): see the
     module docs for the skill extension and the outcome mapping. ``GetExtendedAgentCard`` is
@@ -252,7 +260,8 @@ def a2a_app(
             failed = InternalError(message="The agent card could not be built right now.")
             raise ours(ctx, failed) from None
 
-    task_store = InMemoryTaskStore()
+    if task_store is None:
+        task_store = BoundedTaskStore()
     executor = CapabilityExecutor(resolve, task_store, progress_interval)
     handler = Handler(
         resolve=resolve,
@@ -316,4 +325,5 @@ def a2a_app(
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.a2a_handler = handler
+    app.state.a2a_task_store = task_store
     return app
