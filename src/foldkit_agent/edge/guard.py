@@ -58,6 +58,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .callers import CapReached, Slots, caller_key
 from .hosts import Authority, HostPolicy, parse_host, parse_origin
 from .limits import BODY_METHODS, PREAUTH_DRAIN, Body, declared_length, drain, read_capped
 from .wire import (
@@ -77,6 +78,7 @@ __all__ = [
     "Authenticate",
     "Classify",
     "EdgeGuard",
+    "Hold",
     "OnRefusal",
     "OriginRule",
     "Render",
@@ -142,6 +144,9 @@ refusal. It may read headers and cookies, never the body."""
 Render = Callable[[Scope, Rules, WireError], Response]
 """The answer to a refusal in the route's own error shape."""
 
+Hold = Callable[[Scope, Any], Slots | None]
+"""``(scope, parsed body or None) -> Slots | None``: what a request holds while served."""
+
 OnRefusal = Callable[[Scope, Rules, WireError, bool], Awaitable[None]]
 """``(scope, rules, refusal, passed_step_3)``: called once for every refused request, before it
 is answered (to audit it). ``passed_step_3`` is false for a refusal at steps 1 to 3: the caller
@@ -198,6 +203,10 @@ class EdgeGuard:
             besides the page's own.
         max_body: largest body accepted, in bytes.
         max_depth, max_items: as :func:`~.wire.loads_strict`.
+        hold: ``(scope, parsed body or None) -> Slots | None`` for a request that passed the
+            five steps: the :class:`~.callers.Slots` it holds while it is served (an event
+            stream), taken for :func:`~.callers.caller_key`; a caller at a cap is refused
+            there (429 or 503, in the route's shape) and the app is not called.
 
     Raises:
         ValueError: ``max_body`` below 2 bytes, or a malformed ``allowed_origins`` entry.
@@ -216,6 +225,7 @@ class EdgeGuard:
         allowed_origins: Iterable[str] = (),
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_items: int = DEFAULT_MAX_ITEMS,
+        hold: Hold | None = None,
     ) -> None:
         if max_body < 2:
             raise ValueError("max_body must be at least 2 bytes")
@@ -235,6 +245,7 @@ class EdgeGuard:
         self.max_body = max_body
         self.max_depth = max_depth
         self.max_items = max_items
+        self.hold = hold
 
     # -- the steps ------------------------------------------------------------------------------
 
@@ -350,14 +361,30 @@ class EdgeGuard:
         except _Refused as refused:
             await self._refuse(scope, receive, send, refused, body)
             return
-        if not rules.body or scope.get("method") not in BODY_METHODS:
-            await self.app(scope, receive, send)
-            return
-        if body.trailing is not None:
+        with_body = rules.body and scope.get("method") in BODY_METHODS
+        if with_body and body.trailing is not None:
             return  # the client went away before its body ended: nobody to answer
-        if value is not _NO_BODY:
-            scope[BODY_KEY] = value
-        await self.app(scope, _replay(body, receive), send)
+        slots = (
+            None if self.hold is None else self.hold(scope, None if value is _NO_BODY else value)
+        )
+        slot = None
+        if slots is not None:
+            try:
+                slot = slots.take(caller_key(scope))
+            except CapReached as cap:
+                refused = _Refused(rules, cap.err, authenticated=True)
+                await self._refuse(scope, receive, send, refused, body)
+                return
+        try:
+            if not with_body:
+                await self.app(scope, receive, send)
+                return
+            if value is not _NO_BODY:
+                scope[BODY_KEY] = value
+            await self.app(scope, _replay(body, receive), send)
+        finally:
+            if slot is not None:
+                slot.release()
 
 
 class _Refused(Exception):

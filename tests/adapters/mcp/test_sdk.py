@@ -56,3 +56,15 @@ async def test_a_legacy_connection_has_what_the_change_feed_uses() -> None:
         assert isinstance(connection.exit_stack, AsyncExitStack)
         assert inspect.iscoroutinefunction(connection.notify)
         assert list(inspect.signature(connection.notify).parameters)[:2] == ["method", "params"]
+
+
+async def test_the_session_manager_still_keeps_its_open_sessions_where_caps_read_them() -> None:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from foldkit_agent.adapters.mcp._sdk import open_session_ids
+
+    manager = StreamableHTTPSessionManager(app=Server("sdk-probe"))
+    assert open_session_ids(manager) == frozenset()
+    assert isinstance(manager._server_instances, dict)  # pyright: ignore[reportPrivateUsage]
+    manager._server_instances["s-1"] = object()  # type: ignore[assignment]  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+    assert open_session_ids(manager) == frozenset({"s-1"})

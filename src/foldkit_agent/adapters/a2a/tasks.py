@@ -41,6 +41,8 @@ from a2a.server.owner_resolver import OwnerResolver, resolve_user_scope
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Role, Task, TaskState
 
+from ...edge.callers import DEFAULT_TASK_MAX_AGE, DEFAULT_TASKS, DEFAULT_TASKS_PER_CALLER
+
 __all__ = [
     "DEFAULT_MAX_TASKS",
     "DEFAULT_MAX_TASKS_PER_CALLER",
@@ -48,9 +50,8 @@ __all__ = [
     "BoundedTaskStore",
 ]
 
-DEFAULT_MAX_TASKS: Final = 10_000
-DEFAULT_MAX_TASKS_PER_CALLER: Final = 1_000
-DEFAULT_TASK_MAX_AGE: Final = 3600.0
+DEFAULT_MAX_TASKS: Final = DEFAULT_TASKS
+DEFAULT_MAX_TASKS_PER_CALLER: Final = DEFAULT_TASKS_PER_CALLER
 
 FINISHED: Final = frozenset(
     {

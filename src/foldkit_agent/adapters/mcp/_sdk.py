@@ -7,12 +7,13 @@ an underscore.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-__all__ = ["connection_of"]
+__all__ = ["connection_of", "open_session_ids"]
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
@@ -30,3 +31,16 @@ def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
     """
     connection = getattr(ctx.session, "_connection", None)
     return connection if isinstance(connection, Connection) else None
+
+
+def open_session_ids(manager: StreamableHTTPSessionManager) -> frozenset[str]:
+    """The ids of the handshake-era sessions ``manager`` holds open right now.
+
+    The session manager ends sessions itself (idle timeout, crash, ``DELETE``) and says so to
+    nobody; mcp 2.3 keeps them in the private ``_server_instances`` dict and offers no public
+    view. Per-caller session caps read it to learn which of a caller's sessions have ended.
+    """
+    instances: Any = getattr(manager, "_server_instances", None)
+    if not isinstance(instances, dict):
+        return frozenset()
+    return frozenset(cast("dict[str, Any]", instances))

@@ -32,6 +32,14 @@ from starlette.datastructures import Headers
 from starlette.types import Scope
 
 from ...edge.auth import backend_step
+from ...edge.callers import (
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SESSIONS,
+    DEFAULT_SESSIONS_PER_CALLER,
+    DEFAULT_STREAMS,
+    DEFAULT_STREAMS_PER_CALLER,
+    Slots,
+)
 from ...edge.guard import Authenticate, Classify, EdgeGuard, Rules, jsonrpc_or_plain, route_path
 from ...edge.hosts import HostPolicy
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
@@ -39,6 +47,7 @@ from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...runtime.bound import AgentRuntime
+from .limits import SessionCaps, stream_hold
 from .listing import Listing
 from .server import CredentialsOf, Resolve, mcp_server
 
@@ -52,6 +61,7 @@ DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 """Largest request body :func:`http_app` accepts, in bytes (4 MiB, as the SDK); larger is 413."""
 
 TRANSPORT: Final = "mcp"
+
 
 _SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to answer when the HTTP app shuts down
 _WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
@@ -171,6 +181,11 @@ def http_app(
     max_body: int = DEFAULT_MAX_BODY,
     allowed_hosts: Iterable[str] | str | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
+    max_sessions_per_caller: int = DEFAULT_SESSIONS_PER_CALLER,
+    max_sessions: int = DEFAULT_SESSIONS,
+    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+    max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
+    max_streams: int = DEFAULT_STREAMS,
 ) -> Starlette:
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
@@ -198,6 +213,16 @@ def http_app(
             lone surrogates, nesting over 100 levels or more than ``max_items`` values are a
             JSON-RPC parse error, HTTP 400).
         max_items: most JSON values in one body (default 10,000).
+        max_sessions_per_caller, max_sessions: most handshake-era sessions one caller
+            (:func:`foldkit_agent.edge.callers.caller_key`: the token's subject; every
+            anonymous caller together counts as one) and all callers may hold open (defaults
+            100 and 10,000); an ``initialize`` past them is refused with HTTP 429 or 503 and a
+            JSON-RPC error naming the cap.
+        session_idle_timeout: seconds after which a session with no request in flight is
+            closed by the SDK, giving its slot back (default 1,800).
+        max_streams_per_caller, max_streams: most open streams (handshake-era ``GET``
+            streams and modern-era ``subscriptions/listen``) one caller and all callers may
+            hold (defaults 16 and 1,000); past them, 429 or 503.
 
     Returns:
         A :class:`starlette.applications.Starlette` whose lifespan runs the MCP session
@@ -223,6 +248,8 @@ def http_app(
         host=host,
         auth=auth,
         max_request_body_size=max_body,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     served_as = [] if host in _WILDCARD_BINDS else [host]
@@ -236,6 +263,17 @@ def http_app(
 
     if token_verifier is not None:
         app.add_middleware(AuthContextMiddleware)  # the verified user -> get_access_token()
+    sessions = Slots(
+        "open MCP sessions",
+        per_caller=min(max_sessions_per_caller, max_sessions),
+        total=max_sessions,
+    )
+    streams = Slots(
+        "open MCP streams", per_caller=min(max_streams_per_caller, max_streams), total=max_streams
+    )
+    app.add_middleware(
+        SessionCaps, sessions=sessions, manager=lambda: server.session_manager, path=path
+    )
     app.add_middleware(
         EdgeGuard,
         hosts=HostPolicy(allowed_hosts, also=served_as),
@@ -247,6 +285,7 @@ def http_app(
         else _bearer(token_verifier, auth),
         on_refusal=audit,
         max_items=max_items,
+        hold=stream_hold(path, streams),
     )
     inner = app.router.lifespan_context
 
@@ -264,4 +303,6 @@ def http_app(
 
     app.router.lifespan_context = lifespan
     app.state.mcp_server = server
+    app.state.mcp_sessions = sessions
+    app.state.mcp_streams = streams
     return app

@@ -103,9 +103,10 @@ from ...contract.approval import Approval, Approver
 from ...contract.calls import Invocation
 from ...contract.declare import Capability
 from ...edge.approvals import Asked, ParkedApproval, ParkedApprovals
+from ...edge.callers import DEFAULT_STREAMS, DEFAULT_STREAMS_PER_CALLER, Slots
 from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
-from ...edge.guard import BODY_KEY, EdgeGuard, Rules
+from ...edge.guard import BODY_KEY, EdgeGuard, Hold, Rules, route_path
 from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
 from ...edge.resolve import (
     RuntimeUnavailableError,
@@ -238,6 +239,13 @@ class _Config:
     trust_service_approvals: bool
 
 
+def _events_hold(streams: Slots) -> Hold:
+    def hold(scope: Any, _body: Any) -> Slots | None:
+        return streams if scope.get("method") == "GET" and route_path(scope) == "/events" else None
+
+    return hold
+
+
 def agent_surface(
     target: SurfaceTarget,
     *,
@@ -254,6 +262,8 @@ def agent_surface(
     ping: float = 15.0,
     service_only: bool = False,
     trust_service_approvals: bool = False,
+    max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
+    max_streams: int = DEFAULT_STREAMS,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
 
@@ -291,10 +301,16 @@ def agent_surface(
     the person in the page answers through ``approvals``; only the same session can see or
     answer it, and the runtime's ``approval_timeout`` bounds the wait. A page without a session
     has no person to ask: the call is refused as ``"unavailable"``.
+        max_streams_per_caller, max_streams: most open ``events`` streams one caller and all
+            callers may hold (defaults 16 and 1,000); past them 429 or 503 naming the cap.
+            A page has no authenticated caller, so every page counts as the one anonymous
+            caller (:data:`foldkit_agent.edge.callers.ANONYMOUS`): pages together hold at
+            most one caller's share, and a cookie a page mints for itself buys no more.
 
     Returns:
         A :class:`starlette.applications.Starlette` app with the routes listed in the module
-        doc; mount it (``Mount("/agent", app=...)``) or serve it directly.
+        doc (``app.state.event_streams`` counts its open ``events`` streams); mount it
+        (``Mount("/agent", app=...)``) or serve it directly.
 
     Raises:
         ValueError: ``max_body`` below 2 bytes, a ``csrf_secret`` shorter than 16 bytes, or a
@@ -320,6 +336,9 @@ def agent_surface(
         session_of=session_of,
         service_only=service_only,
     )
+    streams = Slots(
+        "open event streams", per_caller=min(max_streams_per_caller, max_streams), total=max_streams
+    )
     guard = Middleware(
         EdgeGuard,
         hosts=HostPolicy(allowed_hosts),
@@ -330,8 +349,9 @@ def agent_surface(
         on_refusal=surface.audit_refusal,
         allowed_origins=allowed_origins,
         max_items=max_items,
+        hold=_events_hold(streams),
     )
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/capabilities", surface.capabilities, methods=["GET"]),
             Route("/context", surface.context, methods=["GET"]),
@@ -343,6 +363,8 @@ def agent_surface(
         ],
         middleware=[guard],
     )
+    app.state.event_streams = streams
+    return app
 
 
 class _Surface:

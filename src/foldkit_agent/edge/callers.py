@@ -1,0 +1,187 @@
+"""Per-caller limits: what one caller may hold of a resource, and what all callers may hold.
+
+A :class:`Slots` counts one kind of resource that outlives a single answer (an open event
+stream, an MCP session), keyed by the caller the edge authenticated (:func:`caller_key`). A
+caller at its share is refused with **429**; when the server as a whole is at its cap, **503**
+(with ``Retry-After``); both answers name the cap in the route's own error shape. So no caller
+can take what the others need: with a per-caller share below the total, one caller (however
+many connections it opens) holds at most its share.
+
+Who the caller is comes only from what step 3 of :class:`~.guard.EdgeGuard` verified:
+
+* an authenticated user (``scope["user"]``): its subject — MCP's verified ``AccessToken``
+  ``subject`` (else its ``client_id``), a Starlette user's ``identity`` (else
+  ``display_name``). Two tokens of one subject share one share.
+* nobody (no authentication on the route, or an anonymous request): the one bucket
+  :data:`ANONYMOUS`. Every anonymous caller together holds at most one caller's share, so
+  anonymous callers can never exhaust what authenticated ones need. (Client addresses are not
+  used: on loopback or behind a proxy they are all the same, and they are easy to vary.)
+
+Example:
+    >>> streams = Slots("open event streams", per_caller=16, total=1000)
+    >>> slot = streams.take("principal:alice")   # raises CapReached at a cap
+    >>> slot.release()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from starlette.types import Scope
+
+from .wire import WireError
+
+__all__ = [
+    "ANONYMOUS",
+    "DEFAULT_SESSIONS",
+    "DEFAULT_SESSIONS_PER_CALLER",
+    "DEFAULT_SESSION_IDLE_TIMEOUT",
+    "DEFAULT_STREAMS",
+    "DEFAULT_STREAMS_PER_CALLER",
+    "DEFAULT_TASKS",
+    "DEFAULT_TASKS_PER_CALLER",
+    "DEFAULT_TASK_MAX_AGE",
+    "CapReached",
+    "Slot",
+    "Slots",
+    "caller_key",
+]
+
+ANONYMOUS: Final = "anonymous"
+"""The one caller every unauthenticated request counts as."""
+
+DEFAULT_STREAMS_PER_CALLER: Final = 16
+"""Most open streams (MCP ``GET`` / ``subscriptions/listen``, the page's ``events``) one caller
+may hold, per adapter."""
+DEFAULT_STREAMS: Final = 1000
+"""Most open streams all callers may hold, per adapter."""
+DEFAULT_SESSIONS_PER_CALLER: Final = 100
+"""Most handshake-era MCP sessions one caller may hold open."""
+DEFAULT_SESSIONS: Final = 10_000
+"""Most handshake-era MCP sessions all callers may hold open (the SDK's own default)."""
+DEFAULT_SESSION_IDLE_TIMEOUT: Final = 1800.0
+"""Seconds after which an MCP session with no request in flight is closed (the SDK's)."""
+DEFAULT_TASKS_PER_CALLER: Final = 1000
+"""Most A2A tasks kept for one caller."""
+DEFAULT_TASKS: Final = 10_000
+"""Most A2A tasks kept for all callers."""
+DEFAULT_TASK_MAX_AGE: Final = 3600.0
+"""Seconds after its last update when an A2A task is dropped."""
+
+RETRY_AFTER: Final = "5"
+"""Seconds a caller refused at the server's cap is told to wait (``Retry-After``)."""
+
+
+def caller_key(scope: Scope) -> str:
+    """Who holds what a request takes: ``"principal:<subject>"`` or :data:`ANONYMOUS`."""
+    user: Any = scope.get("user")
+    if user is None or not getattr(user, "is_authenticated", False):
+        return ANONYMOUS
+    token: Any = getattr(user, "access_token", None)
+    if token is not None:
+        subject = getattr(token, "subject", None) or getattr(token, "client_id", None)
+    else:
+        try:
+            subject = user.identity
+        except (AttributeError, NotImplementedError):
+            subject = getattr(user, "display_name", None)
+    return f"principal:{subject}" if subject else ANONYMOUS
+
+
+class CapReached(Exception):
+    """A caller, or the server, is at a cap; ``err`` is the refusal (429 or 503)."""
+
+    def __init__(self, err: WireError) -> None:
+        super().__init__(err.text)
+        self.err = err
+
+
+@dataclass(slots=True)
+class Slot:
+    """One resource held by ``caller``; :meth:`release` gives it back (once)."""
+
+    slots: Slots
+    caller: str
+    released: bool = False
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self.slots.give_back(self.caller)
+
+
+class Slots:
+    """Counts of one resource held per caller, within a per-caller share and a total.
+
+    Args:
+        what: the resource in the plural, for refusals (``"open event streams"``).
+        per_caller: most one caller may hold.
+        total: most all callers may hold together.
+
+    Raises:
+        ValueError: a cap below 1.
+    """
+
+    def __init__(self, what: str, *, per_caller: int, total: int) -> None:
+        if per_caller < 1 or total < 1:
+            raise ValueError(f"the caps on {what} must be at least 1")
+        self.what = what
+        self.per_caller = per_caller
+        self.total = total
+        self._held: dict[str, int] = {}
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def held_by(self, caller: str) -> int:
+        """How many ``caller`` holds now."""
+        return self._held.get(caller, 0)
+
+    def refusal(self, caller: str) -> WireError | None:
+        """The refusal a :meth:`take` by ``caller`` would meet now, or ``None``."""
+        held = self._held.get(caller, 0)
+        if held >= self.per_caller:
+            who = "Anonymous callers" if caller == ANONYMOUS else "This caller"
+            return WireError(
+                429,
+                "caller-limit",
+                f"{who} already hold{'' if caller == ANONYMOUS else 's'} {held} {self.what}, "
+                f"the most one caller may hold (per-caller cap {self.per_caller}). Close one "
+                "before opening another.",
+                {"Retry-After": RETRY_AFTER},
+            )
+        if self._count >= self.total:
+            return WireError(
+                503,
+                "server-limit",
+                f"The server already holds {self._count} {self.what}, the most it holds at "
+                f"once (cap {self.total}). Retry later.",
+                {"Retry-After": RETRY_AFTER},
+            )
+        return None
+
+    def take(self, caller: str) -> Slot:
+        """Hold one more for ``caller``.
+
+        Raises:
+            CapReached: ``caller`` holds its share (429), or all callers hold the total (503).
+        """
+        refused = self.refusal(caller)
+        if refused is not None:
+            raise CapReached(refused)
+        self._held[caller] = self._held.get(caller, 0) + 1
+        self._count += 1
+        return Slot(self, caller)
+
+    def give_back(self, caller: str) -> None:
+        """Release one held by ``caller`` (use :meth:`Slot.release`)."""
+        held = self._held.get(caller, 0)
+        if held <= 0:
+            return
+        if held == 1:
+            del self._held[caller]
+        else:
+            self._held[caller] = held - 1
+        self._count -= 1
