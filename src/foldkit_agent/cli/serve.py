@@ -37,6 +37,7 @@ from starlette.types import Receive, Scope, Send
 from .. import __version__
 from ..audit.log import AuditSink, AuditSinkError
 from ..contract.declare import AgentDefinition
+from ..edge.callers import DEFAULT_CALLER_LIMITS, CallerLimits
 from ..edge.connections import (
     DEFAULT_CONNECTION_LIMITS,
     ConnectionLimits,
@@ -224,6 +225,7 @@ def http_parts(
     native_tokens: Sequence[str] = (),
     listing: str = "available",
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+    caps: CallerLimits = DEFAULT_CALLER_LIMITS,
 ) -> list[HttpPart]:
     """The HTTP adapters the command line asked for, in mounting order.
 
@@ -241,7 +243,8 @@ def http_parts(
     :class:`~foldkit_agent.edge.HostPolicy` each, built from the same names). MCP and A2A look
     tokens up in one shared :class:`~foldkit_agent.edge.TokenTable`. ``listing`` is the MCP listing
     mode; ``progress_interval`` the seconds between signs of life of a waiting call (MCP
-    progress, A2A ``WORKING`` updates).
+    progress, A2A ``WORKING`` updates); ``caps`` the per-caller caps of every adapter
+    (:class:`~foldkit_agent.edge.callers.CallerLimits`).
     """
     parts: list[HttpPart] = []
     table = (
@@ -264,6 +267,11 @@ def http_parts(
                 allowed_hosts=allowed_hosts,
                 listing=cast("Listing", listing),
                 progress_interval=progress_interval,
+                max_sessions_per_caller=caps.sessions_per_caller,
+                max_sessions=caps.sessions,
+                session_idle_timeout=caps.session_idle_timeout,
+                max_streams_per_caller=caps.streams_per_caller,
+                max_streams=caps.streams,
             )
 
         parts.append(mcp_part)
@@ -271,7 +279,13 @@ def http_parts(
         from ..adapters.web.webmcp import webmcp_app
 
         def webmcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
-            return webmcp_app(rt, title=name, allowed_hosts=allowed_hosts)
+            return webmcp_app(
+                rt,
+                title=name,
+                allowed_hosts=allowed_hosts,
+                max_streams_per_caller=caps.streams_per_caller,
+                max_streams=caps.streams,
+            )
 
         parts.append(webmcp_part)
     if native_tokens:
@@ -284,7 +298,7 @@ def http_parts(
 
         parts.append(native_part)
     if a2a:
-        from ..adapters.a2a import BearerTokenBackend, a2a_app
+        from ..adapters.a2a import BearerTokenBackend, BoundedTaskStore, a2a_app
 
         backend = None if table is None else BearerTokenBackend(table, required=True)
 
@@ -297,6 +311,11 @@ def http_parts(
                 authentication=backend,
                 allowed_hosts=allowed_hosts,
                 progress_interval=progress_interval,
+                task_store=BoundedTaskStore(
+                    max_tasks=caps.tasks,
+                    max_per_caller=caps.tasks_per_caller,
+                    max_age=caps.task_max_age,
+                ),
             )
 
         parts.append(a2a_part)
@@ -378,6 +397,22 @@ async def run_http(
         restore()
         if sock is None:
             listening.close()
+
+
+_FLAG_NAMES = {
+    "streams_per_caller": "max-streams-per-caller",
+    "streams": "max-streams",
+    "sessions_per_caller": "max-sessions-per-caller",
+    "sessions": "max-sessions",
+    "tasks_per_caller": "max-tasks-per-caller",
+    "tasks": "max-tasks",
+}
+
+
+def _flag(problem: str) -> str:
+    """A limit's complaint in the words of its ``serve`` flag."""
+    name, _, rest = problem.partition(" ")
+    return f"{_FLAG_NAMES.get(name, name.replace('_', '-'))} {rest}"
 
 
 SHUTDOWN_GRACE = 5.0
@@ -598,6 +633,45 @@ def serve(
         "--max-connections",
         help="Open connections; at the cap a new one closes the connection idle longest",
     ),
+    max_streams_per_caller: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.streams_per_caller,
+        "--max-streams-per-caller",
+        help="Open streams one caller may hold per adapter (MCP GET and subscriptions/listen, "
+        "the page's events); every anonymous caller together counts as one",
+    ),
+    max_streams: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.streams,
+        "--max-streams",
+        help="Open streams all callers may hold per adapter",
+    ),
+    max_sessions_per_caller: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.sessions_per_caller,
+        "--max-sessions-per-caller",
+        help="Handshake-era MCP sessions one caller may hold open",
+    ),
+    max_sessions: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.sessions,
+        "--max-sessions",
+        help="Handshake-era MCP sessions all callers may hold open",
+    ),
+    session_idle_timeout: float = typer.Option(
+        DEFAULT_CALLER_LIMITS.session_idle_timeout,
+        "--session-idle-timeout",
+        help="Seconds after which an MCP session with no request in flight is closed",
+    ),
+    max_tasks_per_caller: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.tasks_per_caller,
+        "--max-tasks-per-caller",
+        help="A2A tasks kept for one caller (finished ones dropped first)",
+    ),
+    max_tasks: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.tasks, "--max-tasks", help="A2A tasks kept for all callers"
+    ),
+    task_max_age: float = typer.Option(
+        DEFAULT_CALLER_LIMITS.task_max_age,
+        "--task-max-age",
+        help="Seconds after its last update when an A2A task is dropped",
+    ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
     server_name = name or target.partition(":")[0]
@@ -634,8 +708,18 @@ def serve(
             keep_alive=keep_alive,
             max_connections=max_connections,
         )
+        caps = CallerLimits(
+            streams_per_caller=max_streams_per_caller,
+            streams=max_streams,
+            sessions_per_caller=max_sessions_per_caller,
+            sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
+            tasks_per_caller=max_tasks_per_caller,
+            tasks=max_tasks,
+            task_max_age=task_max_age,
+        )
     except ValueError as err:
-        fail(f"--{str(err).replace('_', '-')}")
+        fail(f"--{_flag(str(err))}")
     if any(len(t) < 16 for t in native_token):
         fail("--native-token must be at least 16 characters")
     try:
@@ -697,6 +781,7 @@ def serve(
                     native_tokens=native_token,
                     listing=listing,
                     progress_interval=progress_interval,
+                    caps=caps,
                 )
                 apps = [part(rt) for part in parts]
                 asgi = combine(apps)

@@ -34,6 +34,7 @@ from .wire import WireError
 
 __all__ = [
     "ANONYMOUS",
+    "DEFAULT_CALLER_LIMITS",
     "DEFAULT_SESSIONS",
     "DEFAULT_SESSIONS_PER_CALLER",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
@@ -42,6 +43,7 @@ __all__ = [
     "DEFAULT_TASKS",
     "DEFAULT_TASKS_PER_CALLER",
     "DEFAULT_TASK_MAX_AGE",
+    "CallerLimits",
     "CapReached",
     "Slot",
     "Slots",
@@ -58,8 +60,9 @@ DEFAULT_STREAMS: Final = 1000
 """Most open streams all callers may hold, per adapter."""
 DEFAULT_SESSIONS_PER_CALLER: Final = 100
 """Most handshake-era MCP sessions one caller may hold open."""
-DEFAULT_SESSIONS: Final = 10_000
-"""Most handshake-era MCP sessions all callers may hold open (the SDK's own default)."""
+DEFAULT_SESSIONS: Final = 1000
+"""Most handshake-era MCP sessions all callers may hold open (about 40 KB each; the SDK's
+own default is 10,000)."""
 DEFAULT_SESSION_IDLE_TIMEOUT: Final = 1800.0
 """Seconds after which an MCP session with no request in flight is closed (the SDK's)."""
 DEFAULT_TASKS_PER_CALLER: Final = 1000
@@ -68,6 +71,50 @@ DEFAULT_TASKS: Final = 10_000
 """Most A2A tasks kept for all callers."""
 DEFAULT_TASK_MAX_AGE: Final = 3600.0
 """Seconds after its last update when an A2A task is dropped."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallerLimits:
+    """Every per-caller cap of one server, with its default (what ``serve``'s flags set).
+
+    Attributes:
+        streams_per_caller, streams: open streams per adapter (MCP ``GET`` and
+            ``subscriptions/listen``; the page's ``events``).
+        sessions_per_caller, sessions, session_idle_timeout: handshake-era MCP sessions.
+        tasks_per_caller, tasks, task_max_age: A2A tasks kept
+            (:class:`~foldkit_agent.adapters.a2a.BoundedTaskStore`).
+
+    Raises:
+        ValueError: a cap below 1 or a timeout that is not a positive number of seconds.
+    """
+
+    streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER
+    streams: int = DEFAULT_STREAMS
+    sessions_per_caller: int = DEFAULT_SESSIONS_PER_CALLER
+    sessions: int = DEFAULT_SESSIONS
+    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
+    tasks_per_caller: int = DEFAULT_TASKS_PER_CALLER
+    tasks: int = DEFAULT_TASKS
+    task_max_age: float = DEFAULT_TASK_MAX_AGE
+
+    def __post_init__(self) -> None:
+        for name in ("session_idle_timeout", "task_max_age"):
+            value = getattr(self, name)
+            if not 0 < value < float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+        for name in (
+            "streams_per_caller",
+            "streams",
+            "sessions_per_caller",
+            "sessions",
+            "tasks_per_caller",
+            "tasks",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+
+
+DEFAULT_CALLER_LIMITS: Final = CallerLimits()
 
 RETRY_AFTER: Final = "5"
 """Seconds a caller refused at the server's cap is told to wait (``Retry-After``)."""

@@ -216,7 +216,7 @@ def http_app(
         max_sessions_per_caller, max_sessions: most handshake-era sessions one caller
             (:func:`foldkit_agent.edge.callers.caller_key`: the token's subject; every
             anonymous caller together counts as one) and all callers may hold open (defaults
-            100 and 10,000); an ``initialize`` past them is refused with HTTP 429 or 503 and a
+            100 and 1,000); an ``initialize`` past them is refused with HTTP 429 or 503 and a
             JSON-RPC error naming the cap.
         session_idle_timeout: seconds after which a session with no request in flight is
             closed by the SDK, giving its slot back (default 1,800).

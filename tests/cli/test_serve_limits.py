@@ -1,0 +1,38 @@
+"""``foldkit-agent serve``'s per-caller flags reach the adapters: two callers, one at its cap."""
+
+from __future__ import annotations
+
+import httpx
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+from tests.support.serving import served_process
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": LATEST_HANDSHAKE_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "limits", "version": "1"},
+    },
+}
+TOKENS = ["--token", "alice-token=alice", "--token", "bob-token=bob"]
+
+
+def _headers(token: str) -> dict[str, str]:
+    return {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}
+
+
+async def test_serve_max_sessions_per_caller_refuses_alice_and_lets_bob_in() -> None:
+    async with (
+        served_process("--mcp", "http", *TOKENS, "--max-sessions-per-caller", "1") as origin,
+        httpx.AsyncClient(base_url=origin, timeout=30) as hc,
+    ):
+        first = await hc.post("/mcp", json=INITIALIZE, headers=_headers("alice-token"))
+        assert first.status_code == 200
+        second = await hc.post("/mcp", json=INITIALIZE, headers=_headers("alice-token"))
+        assert second.status_code == 429
+        assert "per-caller cap 1" in second.json()["error"]["message"]
+        bob = await hc.post("/mcp", json=INITIALIZE, headers=_headers("bob-token"))
+        assert bob.status_code == 200
