@@ -9,8 +9,9 @@ and measures, with ``tracemalloc`` after ``gc.collect()``:
 2. one caller opening 300 sessions with the default cap of 100 per caller: how many opened,
    and whether a second caller still gets in;
 3. the A2A task store after 150 refused calls of ~0.9 MB each;
-4. decoding an in-limit body (~1 MB, 9,901 values; the A2A envelope adds a few more) with ``loads_strict``, and how long a
-   1 ms ticker on the same loop is held up while A2A decodes and refuses such a body.
+4. decoding an in-limit body (~0.9 MB, 9,901 values; the A2A envelope adds a few more) with
+   ``loads_strict``, and how long a 1 ms ticker on the same loop is held up while A2A decodes
+   and refuses such a body.
 
 Numbers only; nothing is asserted about time.
 """
