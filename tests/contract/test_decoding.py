@@ -275,3 +275,19 @@ async def test_a_bound_that_is_broken_is_named_with_its_limit() -> None:
         {"path": "qty", "problem": "must be at most 9"},
         {"path": "tags", "problem": "must hold at most 1 item"},
     ]
+
+
+async def test_a_refusal_lists_at_most_twenty_issues_and_counts_the_rest() -> None:
+    from examples.todo import run_todo
+    from foldkit_agent.contract.schema import MAX_ISSUES
+    from foldkit_agent.errors import AgentInvalidInputError
+
+    payload = {"title": "Milk", **{f"extra_{n}": n for n in range(50)}}
+    async with run_todo() as (_running, rt):
+        with pytest.raises(AgentInvalidInputError) as refused:
+            await rt.messages.dispatch_unknown("create_todo", payload)
+    issues = refused.value.issues
+    assert MAX_ISSUES == 20
+    assert len(issues) == 21
+    assert all(issue["path"].startswith("extra_") for issue in issues[:MAX_ISSUES])
+    assert issues[-1] == {"path": "", "problem": "and 30 more problems like these"}

@@ -26,7 +26,7 @@ import copy
 import json
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_json
@@ -332,10 +332,20 @@ class InputDecoder:
         return AgentInvalidInputError(capability=capability, issues=issues, accepted=self.accepted)
 
     def issues(self, exc: ValidationError) -> list[InputIssue]:
-        """Translate a pydantic error into this library's own issue list (deduplicated)."""
+        """Translate a pydantic error into this library's own issue list (deduplicated).
+
+        At most :data:`MAX_ISSUES` are listed; past them one last issue says how many more
+        problems there were, so a body of 10,000 undeclared fields costs no more to answer
+        than one of twenty.
+        """
         out: list[InputIssue] = []
         seen: set[tuple[str, str]] = set()
-        for err in exc.errors(include_url=False, include_input=False, include_context=False):
+        errors = exc.errors(include_url=False, include_input=False, include_context=False)
+        for n, err in enumerate(errors):
+            if len(out) >= MAX_ISSUES:
+                more = len(errors) - n
+                out.append({"path": "", "problem": f"and {more} more problems like these"})
+                break
             path, node, in_union = _walk(self.schema, err["loc"])
             problem = (
                 "does not match any accepted form" if in_union else _problem(err["type"], node)
@@ -346,6 +356,9 @@ class InputDecoder:
                 out.append({"path": path, "problem": problem})
         return out
 
+
+MAX_ISSUES: Final = 20
+"""Most issues one refusal lists (then one more saying how many were left out)."""
 
 _NOT_TEXT = "holds text that is not valid Unicode (a lone UTF-16 surrogate)"
 _NOT_A_NAME = "has a field name that is not valid Unicode (a lone UTF-16 surrogate)"
