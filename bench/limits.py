@@ -29,24 +29,14 @@ from typing import Any
 import anyio
 import httpx
 from mcp.server.auth.provider import AccessToken
-from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from examples.todo import run_todo
 from foldkit_agent.adapters.a2a import EXTENSION_URI, BoundedTaskStore, a2a_app
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
 from foldkit_agent.cli.serve import bind_socket, run_http
 from foldkit_agent.edge.wire import loads_strict
+from tests.support.mcp_helpers import INITIALIZE
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": LATEST_HANDSHAKE_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
 VERIFIER = StaticTokenVerifier(
     {
         f"{who}-token": AccessToken(token=f"{who}-token", client_id="b", scopes=[], subject=who)

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import httpx
-from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+from tests.support.mcp_helpers import INITIALIZE
 from tests.support.serving import served_process
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": LATEST_HANDSHAKE_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "limits", "version": "1"},
-    },
-}
 TOKENS = ["--token", "alice-token=alice", "--token", "bob-token=bob"]
 
 

@@ -15,6 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from tests.support.mcp_cart import Marked
 
@@ -95,3 +96,17 @@ async def connected(target: Any, mode: str) -> AsyncGenerator[tuple[Client, Note
                 tg.start_soon(pump)
                 yield client, notes
                 tg.cancel_scope.cancel()
+
+
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": LATEST_HANDSHAKE_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "limits", "version": "1"},
+    },
+}
+"""A handshake-era ``initialize`` request body: POSTed without ``Mcp-Session-Id``, it opens a
+session."""

@@ -20,6 +20,7 @@ from examples.todo import run_todo
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
 from foldkit_agent.adapters.mcp._sdk import open_session_ids
 from tests.support.hostile import MODERN_META, until
+from tests.support.mcp_helpers import INITIALIZE
 from tests.support.serving import served
 
 VERIFIER = StaticTokenVerifier(
@@ -36,17 +37,6 @@ def _headers(token: str | None, **more: str) -> dict[str, str]:
         headers["Authorization"] = f"Bearer {token}"
     return headers
 
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": LATEST_HANDSHAKE_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "limits", "version": "1"},
-    },
-}
 
 LISTEN = {
     "jsonrpc": "2.0",
