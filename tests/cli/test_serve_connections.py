@@ -18,6 +18,7 @@ import httpx
 from tests.support.raw_http import post
 from tests.support.serving import Lines, serve_process
 
+
 def _served(*args: str, **kw: Any) -> AbstractAsyncContextManager[str]:
     return serve_process("examples.todo:runtime", *args, **kw)
 

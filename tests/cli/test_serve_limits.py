@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.support.mcp_helpers import INITIALIZE
-from tests.support.serving import served_process
+from tests.support.serving import serve_process
 
 TOKENS = ["--token", "alice-token=alice", "--token", "bob-token=bob"]
 
@@ -16,7 +16,9 @@ def _headers(token: str) -> dict[str, str]:
 
 async def test_serve_max_sessions_per_caller_refuses_alice_and_lets_bob_in() -> None:
     async with (
-        served_process("--mcp", "http", *TOKENS, "--max-sessions-per-caller", "1") as origin,
+        serve_process(
+            "examples.todo:runtime", "--mcp", "http", *TOKENS, "--max-sessions-per-caller", "1"
+        ) as origin,
         httpx.AsyncClient(base_url=origin, timeout=30) as hc,
     ):
         first = await hc.post("/mcp", json=INITIALIZE, headers=_headers("alice-token"))
