@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
@@ -41,10 +42,16 @@ def params(*args: str) -> StdioServerParameters:
     return StdioServerParameters(command=CLI, args=["serve", *args], cwd=str(ROOT))
 
 
+async def the_person_approves(_context: Any, _params: Any) -> types.ElicitResult:
+    """The stdio client's user, asked to approve delete_todo (confirm=True): yes."""
+    return types.ElicitResult(action="accept", content={"approve": True})
+
+
 async def delete_as(*principal: str) -> Any:
-    """Create, select and delete a todo over stdio; the delete's result."""
+    """Create, select and delete a todo over stdio (its user approving); the delete's result."""
+    server = params("examples.todo:runtime", "--mcp", "stdio", *principal)
     with anyio.fail_after(60):
-        async with Client(params("examples.todo:runtime", "--mcp", "stdio", *principal)) as c:
+        async with Client(server, elicitation_callback=the_person_approves) as c:
             assert not (await c.call_tool("create_todo", {"title": "Milk"})).is_error
             assert not (await c.call_tool("select_todo", {"id": "todo-1"})).is_error
             return await c.call_tool("delete_todo", {})
