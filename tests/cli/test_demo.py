@@ -91,3 +91,11 @@ def test_the_demo_shows_one_delete_declined_and_one_approved_each_with_its_previ
     audit = [line.split() for line in lines if " delete_todo " in f" {line} "]
     assert ["5", "alice", "delete_todo", "refused", "declined", "AgentApprovalError"] in audit
     assert ["6", "alice", "delete_todo", "dispatched", "approved", "ok"] in audit
+
+
+def test_what_demo_serve_prints_fits_80_columns_and_names_the_local_user() -> None:
+    from foldkit_agent.cli.demo import _configs  # pyright: ignore[reportPrivateUsage]
+
+    lines = _configs("http://127.0.0.1:65535/mcp", "http://127.0.0.1:65535")
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    assert '"alice;todos:delete"' in "\n".join(lines)  # as docs/mcp.md shows it

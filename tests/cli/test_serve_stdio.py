@@ -167,7 +167,7 @@ def test_serving_the_contract_by_mistake_shows_the_factory_shape() -> None:
     ("attr", "said"),
     [
         ("update", "must be callable with no arguments"),
-        ("App", "is a Application, and serve needs a runtime factory"),
+        ("App", "is an Application, and serve needs a runtime factory"),
     ],
 )
 def test_other_wrong_targets_say_what_shape_serve_wants(attr: str, said: str) -> None:
@@ -188,3 +188,16 @@ async def test_listing_catalog_over_stdio_lists_the_two_catalog_tools() -> None:
     assert tools == ["list_capabilities", "call_capability"]
     assert made.structured_content is not None
     assert made.structured_content["status"] == "completed"
+
+
+def test_a_malformed_reference_shows_a_runtime_factory_as_the_example() -> None:
+    result = CliRunner().invoke(app, ["serve", "counter", "--mcp", "stdio"])
+    assert result.exit_code == 2
+    assert "expected MODULE:ATTR (like examples.todo:runtime), got 'counter'" in result.output
+
+
+def test_a_module_not_found_says_which_folder_is_importable(tmp_path: Any) -> None:
+    result = CliRunner().invoke(app, ["serve", "counter_nowhere:runtime", "--mcp", "stdio"])
+    assert result.exit_code == 2
+    assert "cannot import module 'counter_nowhere': no such module in" in result.output
+    assert "run the command from the folder that holds it" in " ".join(result.output.split())

@@ -215,7 +215,7 @@ async def test_authorize_refusals_carry_the_hooks_reason(verdict: Any, reason: s
     host = RecordingHost(Model(selected="a"), update=update)
     rt = bind(host, make_contract(verdict=verdict))
     with pytest.raises(AgentAuthorizationError) as info:
-        await rt.messages.dispatch("delete_selected", {})
+        await rt.messages.dispatch("delete_selected", {}, Invocation(credentials="mallory"))
     assert info.value.reason == reason
     if reason:
         assert reason in info.value.message

@@ -177,3 +177,27 @@ async def test_a_provider_failing_for_the_audit_alone_records_no_principal() -> 
     assert result.message == Plain()
     (entry,) = audit.entries()
     assert (entry.principal, entry.decision) == (None, "dispatched")
+
+
+Bare = Builder.make(
+    messages=Builder.expose(
+        {
+            Guarded: Builder.variant(
+                description="alice only", authorize=lambda r: r.principal == "alice"
+            )
+        }
+    )
+)
+
+
+async def test_a_refusal_without_a_reason_says_when_no_caller_was_identified() -> None:
+    from foldkit_agent.runtime.dispatch import NOBODY
+
+    anonymous = agent.bind(definition=Bare, host=RecordingHost(Model()), principal=lambda _i: None)
+    named = agent.bind(definition=Bare, host=RecordingHost(Model()), principal=lambda _i: "bob")
+    with pytest.raises(AgentAuthorizationError) as nobody:
+        await anonymous.messages.dispatch("guarded", {})
+    with pytest.raises(AgentAuthorizationError) as bob:
+        await named.messages.dispatch("guarded", {})
+    assert nobody.value.message == f"Not authorized to use 'guarded': {NOBODY}"
+    assert (bob.value.message, bob.value.reason) == ("Not authorized to use 'guarded'.", None)

@@ -320,7 +320,10 @@ def _configs(url: str, origin: str) -> list[str]:
         "mcpServers": {
             "foldkit-todo": {
                 "command": str(Path(sys.executable).parent / "foldkit-agent"),
-                "args": ["serve", "examples.todo:runtime", "--mcp", "stdio"],
+                "args": [
+                    *("serve", "examples.todo:runtime", "--mcp", "stdio"),
+                    *("--principal", "alice;todos:delete"),
+                ],
                 "cwd": str(_example_root()),
             }
         }
@@ -330,9 +333,9 @@ def _configs(url: str, origin: str) -> list[str]:
         "Tokens: alice-token (may delete todos), bob-token (may not).",
         "",
         "MCP Inspector (its command line; this running server, as alice):",
-        f"  {inspector} --cli {url} \\",
-        '    --transport http --header "Authorization: Bearer alice-token" \\',
-        "    --method tools/list",
+        f"  {inspector} --cli \\",
+        f"    {url} --transport http \\",
+        '    --header "Authorization: Bearer alice-token" --method tools/list',
         "",
         "Claude Code (this running server, as alice):",
         f"  claude mcp add --transport http foldkit-todo {url} \\",
@@ -341,8 +344,8 @@ def _configs(url: str, origin: str) -> list[str]:
         "A2A: the agent card (public; calls need a token):",
         f"  curl -s {origin}/.well-known/agent-card.json",
         "",
-        "Claude Desktop (claude_desktop_config.json) starts its own server over stdio,",
-        "a separate todo list without credentials, so delete_todo is refused there:",
+        "Claude Desktop (claude_desktop_config.json) starts its own server over stdio:",
+        "a separate todo list, used by you as the local user alice (who may delete):",
         *json.dumps(desktop, indent=2).splitlines(),
     ]
 

@@ -39,10 +39,11 @@ class TargetError(Exception):
     """A ``MODULE:ATTR`` reference that cannot be loaded; the message is one clear line."""
 
 
-def load_attr(reference: str) -> Any:
+def load_attr(reference: str, *, like: str = "examples.todo:AppAgent") -> Any:
     """Import ``MODULE`` (the current directory is importable) and return its ``ATTR``.
 
-    ``ATTR`` may be dotted (``module:obj.attr``).
+    ``ATTR`` may be dotted (``module:obj.attr``). ``like`` is the example the malformed-reference
+    error shows (the kind of object the command wants).
 
     Raises:
         TargetError: the reference is malformed, the module cannot be imported, or it has no
@@ -50,7 +51,7 @@ def load_attr(reference: str) -> Any:
     """
     module_name, sep, attr = reference.partition(":")
     if not sep or not module_name or not attr:
-        raise TargetError(f"expected MODULE:ATTR (like examples.todo:AppAgent), got {reference!r}")
+        raise TargetError(f"expected MODULE:ATTR (like {like}), got {reference!r}")
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
@@ -58,7 +59,11 @@ def load_attr(reference: str) -> Any:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
-            raise TargetError(f"cannot import module {module_name!r}: no such module") from exc
+            raise TargetError(
+                f"cannot import module {module_name!r}: no such module in {cwd} or on "
+                "PYTHONPATH; run the command from the folder that holds it, or add that "
+                "folder to PYTHONPATH"
+            ) from exc
         raise TargetError(
             f"cannot import module {module_name!r}: it needs {exc.name!r}, which is missing"
         ) from exc

@@ -96,7 +96,7 @@ async def open_runtime(
     if not callable(target):
         kind = type(target).__name__
         raise TargetError(
-            f"{reference} is a {kind}, and serve needs a runtime factory (or a bound "
+            f"{reference} is {'an' if kind[:1] in 'AEIOU' else 'a'} {kind}, and serve needs a runtime factory (or a bound "
             f"AgentRuntime).{shape_hint(reference)}"
         )
     try:
@@ -754,7 +754,7 @@ def serve(
     guard = StdoutToStderr() if mcp == "stdio" else _NoGuard()
     with guard:
         try:
-            loaded = load_attr(target)
+            loaded = load_attr(target, like="examples.todo:runtime")
         except TargetError as err:
             fail(str(err))
 

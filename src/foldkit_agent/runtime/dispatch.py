@@ -74,6 +74,10 @@ class Deadline(Exception):
     """The completion deadline passed while something was awaited."""
 
 
+NOBODY = "no caller was identified (the transport authenticated nobody)"
+"""The refusal's reason when ``authorize`` refused without one and there is no principal."""
+
+
 class Dispatch:
     """One invocation of one capability, step by step.
 
@@ -291,9 +295,13 @@ class Dispatch:
                 return
             reason = verdict_map.get("reason")
             raise AgentAuthorizationError(
-                capability=cap.name, reason=reason if isinstance(reason, str) else None
+                capability=cap.name, reason=reason if isinstance(reason, str) else self._nobody()
             )
-        raise AgentAuthorizationError(capability=cap.name)
+        raise AgentAuthorizationError(capability=cap.name, reason=self._nobody())
+
+    def _nobody(self) -> str | None:
+        """The reason for a refusal the hook gave none for, when no caller was identified."""
+        return NOBODY if self.principal is None else None
 
     # -- 5. construct and send --------------------------------------------------------------
 

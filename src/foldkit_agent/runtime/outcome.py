@@ -69,7 +69,13 @@ def summarize(result: DispatchResult | BaseException, *, capability: str | None 
         completion = result.completion
         if completion is None:
             data["status"] = "dispatched"
-            return Outcome(True, "dispatched", result.name, f"{result.name} was applied.", data)
+            return Outcome(
+                True,
+                "dispatched",
+                result.name,
+                f"{result.name} was dispatched: the application received its Message.",
+                data,
+            )
         if completion.message is not None:
             data["result"] = completion.message.encode()
         data["status"] = completion.status
