@@ -95,8 +95,9 @@ async def open_runtime(
         )
     if not callable(target):
         kind = type(target).__name__
+        article = "an" if kind[:1] in "AEIOU" else "a"
         raise TargetError(
-            f"{reference} is {'an' if kind[:1] in 'AEIOU' else 'a'} {kind}, and serve needs a runtime factory (or a bound "
+            f"{reference} is {article} {kind}, and serve needs a runtime factory (or a bound "
             f"AgentRuntime).{shape_hint(reference)}"
         )
     try:
