@@ -8,6 +8,7 @@ and cancellation (F15).
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,15 +17,19 @@ import anyio
 import httpx
 import jsonschema
 import pytest
+from a2a.helpers import new_data_part
 from a2a.types import (
     CancelTaskRequest,
     GetExtendedAgentCardRequest,
     GetTaskRequest,
+    Role,
     SendMessageConfiguration,
+    SendMessageRequest,
     StreamResponse,
     Task,
     TaskState,
 )
+from a2a.types import Message as A2AMessage
 from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 
@@ -315,7 +320,22 @@ async def test_unauthenticated_and_unauthorized_calls_are_rejected() -> None:
         assert status_parts(forged)[1]["_tag"] == "AgentInvalidInputError"
         assert len(rt.context()["todos"]) == 1  # type: ignore[index]
         async with a2a_client(app, "alice-tok") as alice:
-            done, _ = await call(alice, "delete_todo", {})
+            waiting, _ = await call(alice, "delete_todo", {})
+            # delete_todo is confirm=True: alice's task asks her, and her answer sends it
+            assert waiting.status.state == S.TASK_STATE_INPUT_REQUIRED
+            assert len(rt.context()["todos"]) == 1  # type: ignore[index]
+            answer = A2AMessage(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                task_id=waiting.id,
+                context_id=waiting.context_id,
+                parts=[new_data_part({"approve": True})],
+                extensions=[EXTENSION_URI],
+            )
+            with anyio.fail_after(10):
+                async for _ev in alice.send_message(SendMessageRequest(message=answer)):
+                    pass
+                done = await alice.get_task(GetTaskRequest(id=waiting.id))
         assert done.status.state == S.TASK_STATE_COMPLETED
         assert rt.context()["todos"] == []  # type: ignore[index]
 

@@ -55,6 +55,11 @@ def transport(url: str, token: str | None) -> Any:
     return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=10))
 
 
+async def alice_approves(_context: Any, _params: Any) -> types.ElicitResult:
+    """alice, asked by her client to approve delete_todo (confirm=True): yes."""
+    return types.ElicitResult(action="accept", content={"approve": True})
+
+
 # -- streamable HTTP ------------------------------------------------------------------------
 
 
@@ -62,7 +67,9 @@ def transport(url: str, token: str | None) -> Any:
 async def test_http_list_call_and_bearer_principal_f18(mode: str) -> None:
     async with run_todo() as (_running, rt), serving(rt) as url:
         async with (
-            Client(transport(url, "alice-token"), mode=mode) as alice,
+            Client(
+                transport(url, "alice-token"), mode=mode, elicitation_callback=alice_approves
+            ) as alice,
             Client(transport(url, "bob-token"), mode=mode) as bob,
         ):
             assert alice.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
