@@ -75,6 +75,7 @@ from .errors import (
     InputRejected,
 )
 from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
+from .runtime.drain import Drained, drain, drain_timeout
 from .runtime.outcome import DEFECT_TEXT, Outcome, OutcomeKind, defect, summarize
 from .runtime.results import CompletionOutcome, DispatchResult
 
@@ -120,6 +121,7 @@ __all__ = [
     "CorrelationKey",
     "Deny",
     "DispatchResult",
+    "Drained",
     "ExposedMessages",
     "FieldRef",
     "Hints",
@@ -152,6 +154,8 @@ __all__ = [
     "audit_log",
     "bind",
     "defect",
+    "drain",
+    "drain_timeout",
     "errors",
     "message_union",
     "new_invocation_id",

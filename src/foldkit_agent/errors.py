@@ -238,13 +238,19 @@ class AgentCancelledError(AgentError):
         dispatched: ``False`` when the Message was certainly never sent. ``None`` means the host
             had been called and delivery is unknown; ``True`` means it was delivered and only
             the wait for completion was abandoned. Nothing is rolled back either way.
+        shutdown: the server was shutting down: the call was refused before it ran
+            (``dispatched=False``) or aborted when the drain deadline passed (see
+            :func:`foldkit_agent.drain`). Only the text says so; the JSON form is the same.
     """
 
     _fields = ("dispatched",)
 
-    def __init__(self, *, capability: str, dispatched: bool | None) -> None:
+    def __init__(self, *, capability: str, dispatched: bool | None, shutdown: bool = False) -> None:
         self.dispatched = dispatched
-        if dispatched is False:
+        self.shutdown = shutdown
+        if shutdown:
+            text = _shutdown_text(capability, dispatched)
+        elif dispatched is False:
             text = f"The call to {capability!r} was cancelled before anything was sent."
         elif dispatched is None:
             text = (
@@ -259,6 +265,25 @@ class AgentCancelledError(AgentError):
                 "before retrying."
             )
         super().__init__(text, capability=capability)
+
+
+def _shutdown_text(capability: str, dispatched: bool | None) -> str:
+    if dispatched is False:
+        return (
+            f"The server is shutting down, so the call to {capability!r} was not run; nothing "
+            "was sent. Call it again once the server is back."
+        )
+    if dispatched is None:
+        return (
+            f"The server shut down while the application was receiving the call to "
+            f"{capability!r}; whether it was applied is unknown and nothing was rolled back. "
+            "Read the current state before retrying."
+        )
+    return (
+        f"The server shut down while the call to {capability!r} was waiting to complete: it "
+        "was applied, whether it completed is unknown, and nothing was rolled back. Read the "
+        "current state before retrying."
+    )
 
 
 class AgentCompletionTimeoutError(AgentError):

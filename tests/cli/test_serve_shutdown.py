@@ -17,13 +17,14 @@ from tests.support.paths import ROOT
 
 
 async def test_sigterm_answers_mcp_calls_in_flight_outcome_unknown() -> None:
-    """Before: uvicorn ended every SSE stream at once and each caller got no answer at all
-    ("SSE stream ended without a response"; the server logged "ASGI callable returned
-    without completing response")."""
+    """``--drain-timeout 0``: the calls are aborted at once, each answered "the server shut
+    down, outcome unknown". Before: uvicorn ended every SSE stream at once and each caller got
+    no answer at all ("SSE stream ended without a response"; the server logged "ASGI callable
+    returned without completing response")."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         *("-m", "foldkit_agent.cli", "serve", "tests.support.mcp_cart:long_wait_runtime"),
-        *("--mcp", "http", "--port", "0"),
+        *("--mcp", "http", "--port", "0", "--drain-timeout", "0"),
         cwd=ROOT,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -67,7 +68,7 @@ async def test_sigterm_answers_mcp_calls_in_flight_outcome_unknown() -> None:
             assert status == "unknown"
             assert "rolled back" in text
         with anyio.fail_after(15):
-            await proc.wait()
+            assert await proc.wait() == 0  # was -15: the signal, before any cleanup
     finally:
         if proc.returncode is None:
             proc.kill()

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import socket
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -353,24 +351,33 @@ async def run_http(
     port: int = 0,
     sock: socket.socket | None = None,
     on_ready: Callable[[int], None] | None = None,
-    before_exit: Callable[[], Awaitable[None]] | None = None,
+    runtimes: Sequence[AgentRuntime[Any, Any]] = (),
+    drain_timeout: float | None = None,
+    after_drain: Callable[[], Awaitable[None]] | None = None,
     limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
 ) -> None:
-    """Serve ``asgi`` with uvicorn on this event loop until cancelled or interrupted.
+    """Serve ``asgi`` with uvicorn on this event loop until cancelled or told to stop.
+
+    On SIGTERM or SIGINT it drains ``runtimes`` first (:mod:`foldkit_agent.edge.serving`):
+    stop accepting, let calls in flight finish up to ``drain_timeout`` seconds (default: the
+    longest completion timeout in the contracts plus 5 s), answer the rest "the server shut
+    down, outcome unknown", await ``after_drain``, then shut uvicorn down and return (the
+    signal is not re-raised, so the caller's cleanup runs and the process exits 0).
 
     Args:
         asgi: the app.
         host, port: where to listen, unless ``sock`` (from :func:`bind_socket`) is given.
         on_ready: called with the bound port once the socket listens.
-        before_exit: awaited when SIGTERM or SIGINT arrives, before uvicorn starts shutting
-            down (a second signal does not wait for it). uvicorn's shutdown ends every open
-            SSE stream at once, so calls in flight must be answered here or their callers get
-            no answer at all (``serve`` aborts MCP calls: "cancelled, outcome unknown").
+        runtimes: the runtimes behind ``asgi``, drained on a signal.
+        drain_timeout: seconds the calls in flight get to finish on their own.
+        after_drain: awaited after the drain, before uvicorn ends the open streams.
         limits: header and body read timeouts, the idle keep-alive and the cap on open
             connections (:class:`~foldkit_agent.edge.connections.ConnectionLimits`); a failed
             ``accept()`` (too many open files) is logged as one line, not a traceback each time.
     """
     import uvicorn
+
+    from ..edge.serving import draining_server
 
     listening = sock if sock is not None else bind_socket(host, port)
     config = uvicorn.Config(
@@ -381,7 +388,9 @@ async def run_http(
         http=protocol(limits),
         timeout_keep_alive=limits.keep_alive,  # pyright: ignore[reportArgumentType] - call_later
     )
-    server = uvicorn.Server(config) if before_exit is None else _answer_first(config, before_exit)
+    server = draining_server(
+        config, runtimes, drain_timeout_s=drain_timeout, after_drain=after_drain
+    )
     if on_ready is not None:
         on_ready(listening.getsockname()[1])
     serving = asyncio.ensure_future(server.serve(sockets=[listening]))
@@ -389,7 +398,7 @@ async def run_http(
     try:
         await asyncio.shield(serving)
     except asyncio.CancelledError:
-        # Shut down the way Ctrl-C does (lifespans exit cleanly), then keep cancelling.
+        # Shut down the way a signal does (lifespans exit cleanly), then keep cancelling.
         server.should_exit = True
         with anyio.CancelScope(shield=True):
             await asyncio.wait({serving}, timeout=10)
@@ -417,40 +426,7 @@ def _flag(problem: str) -> str:
 
 
 SHUTDOWN_GRACE = 5.0
-"""Seconds the MCP calls in flight get to answer once SIGTERM or SIGINT arrives."""
-
-
-def _answer_first(config: Any, before_exit: Callable[[], Awaitable[None]]) -> Any:
-    """A uvicorn server that awaits ``before_exit`` when a signal arrives, then shuts down."""
-    import uvicorn
-
-    loop = asyncio.get_running_loop()
-
-    class AnswerFirst(uvicorn.Server):
-        exiting = False
-
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            if self.exiting:  # a second signal: shut down without waiting
-                super().handle_exit(sig, frame)
-                return
-            self.exiting = True
-            loop.call_soon_threadsafe(self.start_exit, sig)
-
-        def start_exit(self, sig: int) -> None:
-            self.exit_task = loop.create_task(self.answer_then_exit(sig))  # kept: not collected
-
-        async def answer_then_exit(self, sig: int) -> None:
-            try:
-                with anyio.CancelScope(shield=True):
-                    await before_exit()
-            except Exception:
-                logging.getLogger("foldkit_agent.cli").warning(
-                    "answering calls in flight at shutdown failed", exc_info=True
-                )
-            finally:
-                super().handle_exit(sig, None)
-
-    return AnswerFirst(config)
+"""Seconds the MCP calls aborted at the drain deadline get to hand their answers over."""
 
 
 @asynccontextmanager
@@ -673,6 +649,15 @@ def serve(
         "--task-max-age",
         help="Seconds after its last update when an A2A task is dropped",
     ),
+    drain_timeout: float | None = typer.Option(
+        None,
+        "--drain-timeout",
+        metavar="SECONDS",
+        help="On SIGTERM or SIGINT over HTTP: stop accepting, give calls in flight this long "
+        "to finish, then answer the rest 'server shut down, outcome unknown' (default: the "
+        "longest completion timeout in the contract plus 5)",
+        show_default=False,
+    ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
     server_name = name or target.partition(":")[0]
@@ -702,6 +687,8 @@ def serve(
         fail("--listing applies to MCP: add --mcp stdio or --mcp http")
     if not progress_interval > 0 or progress_interval == float("inf"):
         fail(f"--progress-interval must be a positive number of seconds, got {progress_interval}")
+    if drain_timeout is not None and (not drain_timeout >= 0 or drain_timeout == float("inf")):
+        fail(f"--drain-timeout must be a number of seconds >= 0, got {drain_timeout}")
     try:
         connection_limits = ConnectionLimits(
             header_timeout=header_timeout,
@@ -788,11 +775,15 @@ def serve(
                 asgi = combine(apps)
                 # once every app has started, what start-up allocated is never rescanned
                 asgi.router.lifespan_context = frozen_lifespan(asgi.router.lifespan_context)
-                servers = [a.state.mcp_server for a in apps if hasattr(a.state, "mcp_server")]
+                deliver = [
+                    a.state.deliver_answers for a in apps if hasattr(a.state, "deliver_answers")
+                ]
 
-                async def answer_calls_in_flight() -> None:
-                    for mcp_server in servers:
-                        await mcp_server.abort_calls(SHUTDOWN_GRACE)
+                async def answers_handed_over() -> None:
+                    # After the drain every call has answered; the MCP and A2A SDKs write
+                    # those answers on their own tasks, before uvicorn ends their streams.
+                    for answers in deliver:
+                        await answers(SHUTDOWN_GRACE)
 
                 if mcp == "http":
                     print(f"serving MCP at {origin}/mcp", file=sys.stderr, flush=True)
@@ -815,7 +806,12 @@ def serve(
                         flush=True,
                     )
                 await run_http(
-                    asgi, sock=sock, before_exit=answer_calls_in_flight, limits=connection_limits
+                    asgi,
+                    sock=sock,
+                    runtimes=[rt],
+                    drain_timeout=drain_timeout,
+                    after_drain=answers_handed_over,
+                    limits=connection_limits,
                 )
 
     try:

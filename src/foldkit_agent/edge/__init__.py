@@ -13,6 +13,7 @@
 * :mod:`.startup` — freezing what start-up allocated, so the collector never rescans it.
 * :mod:`.calls` — one call in flight: ``runtime.call`` as a task, waited for with signs of
   life (:mod:`.progress`) and approval (:mod:`.approvals`), aborted through its signal.
+* :mod:`.serving` — a uvicorn server that drains its runtimes on SIGTERM and SIGINT.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .resolve import (
     resolve_runtime,
     static_runtime,
 )
+from .serving import draining_server
 from .startup import freeze_startup, frozen_lifespan
 from .tokens import Grant, TokenTable, bearer_token
 from .wire import (
@@ -73,6 +75,7 @@ __all__ = [
     "backend_step",
     "bearer_token",
     "check_target",
+    "draining_server",
     "freeze_startup",
     "frozen_lifespan",
     "is_json_content_type",

@@ -32,7 +32,8 @@ the guard: it is answered here, in the route's own error shape (the adapter's ``
 and reported to ``on_refusal`` (which audits it when the request named a capability).
 
 A request that passes reaches the application with its body replayed unchanged; the parsed
-value is left in ``scope[BODY_KEY]`` so the application need not parse it again.
+value is left in ``scope[BODY_KEY]`` so the application need not parse it again, and
+``scope[CLIENT_GONE]`` is set when the client goes away before its answer (:mod:`.disconnect`).
 
 Example::
 
@@ -49,16 +50,16 @@ Example::
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .callers import CapReached, Slots, caller_key
+from .disconnect import watch
 from .hosts import Authority, HostPolicy, parse_host, parse_origin
 from .limits import BODY_METHODS, PREAUTH_DRAIN, Body, declared_length, drain, read_capped
 from .wire import (
@@ -381,7 +382,11 @@ class EdgeGuard:
                 return
             if value is not _NO_BODY:
                 scope[BODY_KEY] = value
-            await self.app(scope, _replay(body, receive), send)
+            watching = watch(bytes(body.data), receive, send, scope)  # disconnect cancels
+            try:
+                await self.app(scope, watching.receive, watching.send)
+            finally:
+                watching.close()
         finally:
             if slot is not None:
                 slot.release()
@@ -400,16 +405,3 @@ def _always(rules: Rules) -> Classify:
         return rules
 
     return classify
-
-
-def _replay(body: Body, receive: Receive) -> Receive:
-    queue: deque[Message] = deque(
-        [{"type": "http.request", "body": bytes(body.data), "more_body": False}]
-    )
-
-    async def replayed() -> Message:
-        if queue:
-            return queue.popleft()
-        return await receive()
-
-    return replayed

@@ -16,6 +16,7 @@ from .bound import (
     PrincipalProvider,
     bind,
 )
+from .drain import Drained, drain, drain_timeout
 from .outcome import (
     Outcome,
     OutcomeKind,
@@ -31,11 +32,14 @@ __all__ = [
     "Change",
     "CompletionOutcome",
     "DispatchResult",
+    "Drained",
     "Invocation",
     "Outcome",
     "OutcomeKind",
     "PrincipalProvider",
     "bind",
+    "drain",
+    "drain_timeout",
     "new_invocation_id",
     "summarize",
 ]

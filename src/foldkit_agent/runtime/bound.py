@@ -27,8 +27,8 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, nullcontext, suppress
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
@@ -213,6 +213,9 @@ class AgentRuntime(Generic[M, P]):
         self.resources = RuntimeResources(self)
         self._in_flight = 0
         self._ids_in_flight: set[str] = set()
+        self._signals: dict[int, asyncio.Event] = {}  # in flight: Dispatch id -> its signal
+        self._idle: list[asyncio.Future[None]] = []  # drain()'s waits for pending() == 0
+        self.draining = False
         self._message_hub = MessageHub()
         self._state_hub = StateHub()
         self._observing: Unsubscribe | None = None
@@ -249,6 +252,48 @@ class AgentRuntime(Generic[M, P]):
     def pending(self) -> int:
         """How many invocations are in flight (between resolution and their answer)."""
         return self._in_flight
+
+    # -- draining (see foldkit_agent.runtime.drain) ------------------------------------------
+
+    def stop_accepting(self) -> None:
+        """From now on every new invocation is refused before it runs (nothing is sent): an
+        :class:`~foldkit_agent.errors.AgentCancelledError` saying the server is shutting down.
+        Calls already in flight go on. Idempotent; used by :func:`~foldkit_agent.drain`."""
+        self.draining = True
+
+    async def until_idle(self, within: float) -> bool:
+        """Wait up to ``within`` seconds until no invocation is in flight; ``True`` if none is.
+
+        Call on the event loop the invocations run on.
+        """
+        if self._in_flight == 0:
+            return True
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idle.append(fut)
+        try:
+            await asyncio.wait({fut}, timeout=max(0.0, within))
+        finally:
+            if fut in self._idle:
+                self._idle.remove(fut)
+        return self._in_flight == 0
+
+    def abort_in_flight(self) -> int:
+        """Set the signal of every invocation in flight; each then answers that it was
+        cancelled (with whether its Message was sent) and writes its one audit entry.
+
+        Returns:
+            How many invocations were aborted.
+        """
+        signals = list(self._signals.values())
+        for signal in signals:
+            signal.set()
+        return len(signals)
+
+    def _wake_idle(self) -> None:
+        waiters, self._idle = self._idle, []
+        for fut in waiters:
+            with suppress(RuntimeError):  # its loop is closed: nobody waits any more
+                fut.get_loop().call_soon_threadsafe(_resolve, fut)
 
     # -- change feed --------------------------------------------------------------------------
 
@@ -373,9 +418,13 @@ class AgentRuntime(Generic[M, P]):
         Raises what the first refusing step raises; writes exactly one audit entry and runs in
         one ``Agent.dispatch`` span.
         """
-        run = Dispatch(self, cap, requested, payload, invocation or Invocation())
-        inv = run.invocation
+        inv = invocation or Invocation()
+        if inv.signal is None:  # every call in flight can be aborted (disconnect, drain)
+            inv = replace(inv, signal=asyncio.Event())
+        assert inv.signal is not None
+        run = Dispatch(self, cap, requested, payload, inv)
         self._in_flight += 1
+        self._signals[id(run)] = inv.signal
         decision: Decision = "refused"
         outcome = "ok"
         cancelled = False
@@ -425,8 +474,11 @@ class AgentRuntime(Generic[M, P]):
                         await self.audit.committed(ticket)
                 finally:
                     self._in_flight -= 1
+                    del self._signals[id(run)]
                     if run.claimed:
                         self._ids_in_flight.discard(inv.id)
+                    if self._in_flight == 0 and self._idle:
+                        self._wake_idle()
 
     def _record(self, run: Dispatch, decision: Decision, outcome: str) -> AuditTicket | None:
         """Write the invocation's one audit entry; a ticket when the sink is durable."""
@@ -468,6 +520,11 @@ class AgentRuntime(Generic[M, P]):
             assert subscribe is not None  # checked at bind
             self._subscribed = subscribe(self._state_hub.on_model)
         return self._state_hub
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def _same_opt(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:

@@ -4,8 +4,9 @@
 decoded input, the principal, the Message) and whether the host has been called. The steps,
 in the order :meth:`Dispatch.run` takes them (DESIGN §4.3):
 
-1. :meth:`~Dispatch.resolve` - the capability exists, the invocation is not already aborted
-   and its id is not held by a call still in flight (none of which reads the Model);
+1. :meth:`~Dispatch.resolve` - the capability exists, the runtime is not draining, the
+   invocation is not already aborted and its id is not held by a call still in flight (none
+   of which reads the Model);
 2. :meth:`~Dispatch.check_available` - read the one Model snapshot, then ``available(model)``;
 3. :meth:`~Dispatch.decode` - strict decoding of the wire input;
 4. :meth:`~Dispatch.authorize` - resolve the principal (only where it is needed) and run
@@ -159,6 +160,8 @@ class Dispatch:
         """
         if self.cap is None:
             raise AgentUnknownCapabilityError(capability=self.name)
+        if self._rt.draining:  # stop accepting: a call that arrives during a drain never runs
+            raise self.cancelled(False)
         self._refuse_if_aborted()
         self.claimed = self._rt.claim_invocation_id(self.invocation.id)
         if not self.claimed:
@@ -261,7 +264,7 @@ class Dispatch:
             if inspect.isawaitable(who):
                 who = await race(who, inv.signal, None)
         except Abort:
-            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+            raise self.cancelled(False) from None
         except Exception as exc:
             _log.warning("principal provider failed for %r", cap.name, exc_info=True)
             self._principal = None
@@ -281,7 +284,7 @@ class Dispatch:
             if inspect.isawaitable(verdict):
                 verdict = await race(verdict, inv.signal, None)
         except Abort:
-            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+            raise self.cancelled(False) from None
         except Exception as exc:
             _log.warning("authorize hook of %r raised", cap.name, exc_info=True)
             raise AgentAuthorizationError(capability=cap.name) from exc
@@ -377,7 +380,7 @@ class Dispatch:
             asking = asyncio.ensure_future(approver(request))
             answer = await race(asking, inv.signal, deadline)
         except Abort:
-            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+            raise self.cancelled(False) from None
         except Deadline:
             self.approval = "timeout"
             raise AgentApprovalError(
@@ -417,7 +420,7 @@ class Dispatch:
             if inspect.isawaitable(verdict):
                 verdict = await race(verdict, inv.signal, None)
         except Abort:
-            raise AgentCancelledError(capability=cap.name, dispatched=False) from None
+            raise self.cancelled(False) from None
         except Exception:
             _log.warning("confirm predicate of %r raised; asking a person", cap.name, exc_info=True)
             return True
@@ -451,7 +454,7 @@ class Dispatch:
         try:
             await race(sent, signal, deadline)
         except Abort:
-            raise AgentCancelledError(capability=cap.name, dispatched=None) from None
+            raise self.cancelled(None) from None
         except Deadline:
             assert cap.completion is not None
             raise AgentCompletionTimeoutError(
@@ -490,7 +493,7 @@ class Dispatch:
             try:
                 status, result = await race(waiter.future, inv.signal, deadline)
             except Abort:
-                raise AgentCancelledError(capability=cap.name, dispatched=True) from None
+                raise self.cancelled(True) from None
             except Deadline:
                 raise AgentCompletionTimeoutError(
                     capability=cap.name, timeout=completion.seconds
@@ -514,7 +517,13 @@ class Dispatch:
     def _refuse_if_aborted(self) -> None:
         signal = self.invocation.signal
         if signal is not None and signal.is_set():
-            raise AgentCancelledError(capability=self.name, dispatched=False)
+            raise self.cancelled(False)
+
+    def cancelled(self, dispatched: bool | None) -> AgentCancelledError:
+        """The cancellation of this call; it says so when the server is shutting down."""
+        return AgentCancelledError(
+            capability=self.name, dispatched=dispatched, shutdown=self._rt.draining
+        )
 
 
 def hub_reads_model(completion: Completion | StateCompletion) -> bool:

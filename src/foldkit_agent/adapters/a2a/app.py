@@ -326,4 +326,9 @@ def a2a_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.a2a_handler = handler
     app.state.a2a_task_store = task_store
+
+    async def deliver(grace: float) -> None:
+        await settle(handler, grace)
+
+    app.state.deliver_answers = deliver  # after a drain: let the SDK write the last events
     return app

@@ -45,6 +45,7 @@ from ...contract.schema import JsonSchema
 from ...edge.approvals import ParkedApprovals
 from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
+from ...edge.disconnect import abort_when_gone, client_gone
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
@@ -160,6 +161,11 @@ class CapabilityExecutor(AgentExecutor):
             started = True
             await _quietly(updater.start_work())
             call = start_call(runtime, name, payload, invocation)
+            # The client of message/send or message/stream went away before its answer: abort.
+            # (A non-blocking send's answer is complete at once, so its call runs on.)
+            relay = abort_when_gone(client_gone(context.call_context.state), run.signal)
+            if relay is not None:
+                call.add_done_callback(lambda _done: relay.cancel())
             beat = self._beat(updater, cap)
             outcome = await settle_call(call, run.signal, asked, beat, self._interval)
             if outcome is None:  # the call asks a person: park it, the task waits for input

@@ -305,4 +305,5 @@ def http_app(
     app.state.mcp_server = server
     app.state.mcp_sessions = sessions
     app.state.mcp_streams = streams
+    app.state.deliver_answers = server.abort_calls  # after a drain: hand the answers over
     return app

@@ -64,6 +64,7 @@ from ...contract.approval import Approver
 from ...contract.calls import Invocation
 from ...edge.approvals import ParkedApprovals
 from ...edge.calls import credentials_or_none, settle, start_call
+from ...edge.disconnect import abort_when_gone, client_gone
 from ...edge.progress import (
     DEFAULT_PROGRESS_INTERVAL,
     Beat,
@@ -339,6 +340,11 @@ class _Adapter:
         task = start_call(rt, name, payload, invocation)
         self.calls[task] = signal
         task.add_done_callback(self._forget)
+        # Over HTTP, a client that goes away before its answer aborts the call (both eras;
+        # the 2026 era also cancels this handler, handshake-era HTTP does not).
+        relay = abort_when_gone(client_gone(getattr(ctx.request, "scope", None)), signal)
+        if relay is not None:
+            task.add_done_callback(lambda _done: relay.cancel())
         beat = self._progress(ctx, rt, name)
         interval = self.progress_interval
         if asked is not None:

@@ -1,0 +1,90 @@
+"""Disconnect cancels: a client that goes away before its answer aborts its call.
+
+:class:`~foldkit_agent.edge.EdgeGuard` reads a request's whole body before the application
+sees it, so from then on the only thing the server can still receive on that request is
+``http.disconnect``. The guard watches for it (:func:`watch`) and leaves an
+:class:`asyncio.Event` in ``scope[CLIENT_GONE]``, set when the client went away *before* the
+response ended (a disconnect after a complete response, which uvicorn also reports, is not
+one). Each adapter hands it to the call's signal with :func:`abort_when_gone`, so the runtime
+answers and audits the call as cancelled at once instead of waiting out its completion
+timeout for nobody (MCP both eras, A2A ``message/send`` and ``message/stream``, the page and
+native surface).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Final
+
+from starlette.types import Message, Receive, Scope, Send
+
+__all__ = ["CLIENT_GONE", "abort_when_gone", "client_gone", "watch"]
+
+CLIENT_GONE: Final = "foldkit_agent.edge.client_gone"
+"""``scope[CLIENT_GONE]``: an :class:`asyncio.Event` set when the client went away before its
+response ended (only on requests that passed the guard with a body)."""
+
+
+class Watch:
+    """The receive and send a guarded request's application gets, and its watcher task."""
+
+    def __init__(self, first: Message, receive: Receive, send: Send, gone: asyncio.Event) -> None:
+        self._first: Message | None = first
+        self._receive = receive
+        self._send = send
+        self._gone = gone
+        self._answered = False
+        self.tail: asyncio.Future[Message] = asyncio.ensure_future(self._wait_disconnect())
+
+    async def _wait_disconnect(self) -> Message:
+        message = await self._receive()  # the body was read: only a disconnect can come
+        if message.get("type") == "http.disconnect" and not self._answered:
+            self._gone.set()
+        return message
+
+    async def receive(self) -> Message:
+        """The replayed body first, then what the watcher received (shared by every caller)."""
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        return await asyncio.shield(self.tail)
+
+    async def send(self, message: Message) -> None:
+        if message.get("type") == "http.response.body" and not message.get("more_body", False):
+            self._answered = True  # set before uvicorn marks the response complete
+        await self._send(message)
+
+    def close(self) -> None:
+        self.tail.cancel()
+
+
+def watch(body: bytes, receive: Receive, send: Send, scope: Scope) -> Watch:
+    """Put a fresh :data:`CLIENT_GONE` event in ``scope`` and start watching ``receive``.
+
+    The returned :class:`Watch`'s ``receive`` replays ``body`` once; call ``close()`` when the
+    application returns.
+    """
+    gone = asyncio.Event()
+    scope[CLIENT_GONE] = gone
+    return Watch({"type": "http.request", "body": body, "more_body": False}, receive, send, gone)
+
+
+def client_gone(scope: Mapping[str, Any] | None) -> asyncio.Event | None:
+    """The request's :data:`CLIENT_GONE` event, or ``None`` (not behind the guard)."""
+    if scope is None:
+        return None
+    gone = scope.get(CLIENT_GONE)
+    return gone if isinstance(gone, asyncio.Event) else None
+
+
+def abort_when_gone(gone: asyncio.Event | None, signal: asyncio.Event) -> asyncio.Task[None] | None:
+    """A task that sets ``signal`` once ``gone`` is set; cancel it when the call has ended."""
+    if gone is None:
+        return None
+
+    async def relay() -> None:
+        await gone.wait()
+        signal.set()
+
+    return asyncio.ensure_future(relay())

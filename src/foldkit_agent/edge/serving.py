@@ -1,0 +1,133 @@
+"""A uvicorn server that drains on SIGTERM and SIGINT, for ``serve`` and for your own server.
+
+uvicorn on its own, told to stop, closes the listening socket, lets sse-starlette end every
+open event stream at once (an MCP call answered over SSE then gets no answer at all), waits
+``timeout_graceful_shutdown`` for the rest, and finally re-raises the signal, so the process
+dies with it (status -15) before code after ``serve()`` runs: the runtime is never closed and
+audit entries still queued are lost.
+
+:func:`draining_server` gives a ``uvicorn.Server`` that, on the first SIGTERM or SIGINT:
+
+1. tells every runtime to stop accepting calls
+   (:meth:`~foldkit_agent.runtime.AgentRuntime.stop_accepting`): a new call is refused before
+   it runs, saying the server is shutting down and nothing was sent. The socket stays open
+   until the drain ends, so clients finishing a call can still list tools, close their
+   session or read (an MCP client lists tools to check a result's schema);
+2. lets the calls in flight finish, up to ``drain_timeout`` seconds, then answers the rest in
+   each protocol's words ("the server shut down; the outcome is unknown"), each with its one
+   audit entry (:func:`foldkit_agent.drain`);
+3. awaits ``after_drain`` (give the adapters a moment to write those answers), then shuts
+   uvicorn down as usual: connections closed, lifespans left (runtimes and audit sinks
+   closed by whoever opened them), and ``serve()`` *returns*: no signal is re-raised, so the
+   process exits 0 through its own cleanup.
+
+A second signal stops at once (uvicorn's forced exit), without waiting for the drain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from types import FrameType
+from typing import Any
+
+from ..runtime.bound import AgentRuntime
+from ..runtime.drain import DEFAULT_ABORT_GRACE, Drained, drain, drain_timeout
+
+__all__ = ["draining_server"]
+
+_log = logging.getLogger("foldkit_agent.serve")
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def draining_server(
+    config: Any,
+    runtimes: Sequence[AgentRuntime[Any, Any]],
+    *,
+    drain_timeout_s: float | None = None,
+    grace: float = DEFAULT_ABORT_GRACE,
+    after_drain: Callable[[], Awaitable[None]] | None = None,
+    on_drained: Callable[[Drained], None] | None = None,
+) -> Any:
+    """A ``uvicorn.Server`` for ``config`` that drains ``runtimes`` on SIGTERM and SIGINT.
+
+    Args:
+        config: a ``uvicorn.Config``.
+        runtimes: the runtimes behind the app (see :func:`foldkit_agent.drain`).
+        drain_timeout_s: seconds calls in flight get to finish; default
+            :func:`foldkit_agent.drain_timeout` (the longest completion timeout plus 5 s).
+        grace: seconds the calls aborted at the deadline get to answer.
+        after_drain: awaited after the drain, before uvicorn shuts down.
+        on_drained: called with the :class:`~foldkit_agent.Drained` report.
+
+    Returns:
+        A ``uvicorn.Server``; ``await server.serve()`` returns after the drain and shutdown.
+
+    Example:
+        >>> server = draining_server(uvicorn.Config(app, port=8000), [rt])
+        >>> await server.serve()  # SIGTERM: drained, closed, returns
+    """
+    import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        draining: asyncio.Task[None] | None = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None]:
+            # uvicorn's, without re-raising the signal once serve() is done.
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            saved = {sig: signal.signal(sig, self.handle_exit) for sig in SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in saved.items():
+                    signal.signal(sig, handler)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.draining is not None or self.loop is None:  # a second signal: stop now
+                self.should_exit = True
+                self.force_exit = True
+                return
+            self.loop.call_soon_threadsafe(self.start_drain)
+
+        def start_drain(self) -> None:
+            if self.draining is None:
+                self.draining = asyncio.ensure_future(self.drain_then_exit())
+
+        async def drain_then_exit(self) -> None:
+            try:
+                seconds = drain_timeout(*runtimes) if drain_timeout_s is None else drain_timeout_s
+                pending = sum(rt.pending() for rt in runtimes)
+                _log.warning(
+                    "shutting down: draining %d call(s) in flight (up to %gs)", pending, seconds
+                )
+                drained = await drain(*runtimes, within=seconds, grace=grace)
+                if on_drained is not None:
+                    on_drained(drained)
+                _log.warning(
+                    "drained: %d finished, %d aborted (outcome unknown), %d left",
+                    drained.in_flight - drained.aborted,
+                    drained.aborted,
+                    drained.left,
+                )
+                if after_drain is not None:
+                    await after_drain()
+            except Exception:
+                _log.warning("draining calls in flight failed", exc_info=True)
+            finally:
+                self.should_exit = True
+
+        loop: asyncio.AbstractEventLoop | None = None
+
+        async def serve(self, sockets: list[Any] | None = None) -> None:
+            self.loop = asyncio.get_running_loop()
+            await super().serve(sockets=sockets)
+
+    return DrainingServer(config)
