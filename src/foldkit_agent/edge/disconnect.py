@@ -19,11 +19,27 @@ from typing import Any, Final
 
 from starlette.types import Message, Receive, Scope, Send
 
-__all__ = ["CLIENT_GONE", "abort_when_gone", "client_gone", "watch"]
+__all__ = [
+    "CLIENT_GONE",
+    "WATCH",
+    "abort_when_gone",
+    "answers_written",
+    "carries_call",
+    "client_gone",
+    "watch",
+]
 
 CLIENT_GONE: Final = "foldkit_agent.edge.client_gone"
 """``scope[CLIENT_GONE]``: an :class:`asyncio.Event` set when the client went away before its
 response ended (only on requests that passed the guard with a body)."""
+
+
+_ANSWERING: set[Watch] = set()
+"""Requests that carry a call whose answer is not written yet (see :func:`answers_written`)."""
+_written: list[asyncio.Future[None]] = []
+
+WATCH: Final = "foldkit_agent.edge.watch"
+"""``scope[WATCH]``: the request's :class:`Watch`."""
 
 
 class Watch:
@@ -53,10 +69,31 @@ class Watch:
     async def send(self, message: Message) -> None:
         if message.get("type") == "http.response.body" and not message.get("more_body", False):
             self._answered = True  # set before uvicorn marks the response complete
+            try:
+                await self._send(message)
+            finally:
+                self._done()
+            return
         await self._send(message)
+
+    def carries_call(self) -> None:
+        """This request's response carries a call's answer: :func:`answers_written` waits
+        for it (unless it has ended already)."""
+        if not self._answered and not self.tail.cancelled():
+            _ANSWERING.add(self)
+
+    def _done(self) -> None:
+        _ANSWERING.discard(self)
+        if not _ANSWERING:
+            waiters = list(_written)
+            _written.clear()
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
 
     def close(self) -> None:
         self.tail.cancel()
+        self._done()
 
 
 def watch(body: bytes, receive: Receive, send: Send, scope: Scope) -> Watch:
@@ -67,7 +104,35 @@ def watch(body: bytes, receive: Receive, send: Send, scope: Scope) -> Watch:
     """
     gone = asyncio.Event()
     scope[CLIENT_GONE] = gone
-    return Watch({"type": "http.request", "body": body, "more_body": False}, receive, send, gone)
+    watching = Watch(
+        {"type": "http.request", "body": body, "more_body": False}, receive, send, gone
+    )
+    scope[WATCH] = watching
+    return watching
+
+
+def carries_call(scope: Mapping[str, Any] | None) -> None:
+    """Note that the request of ``scope`` will carry a call's answer (adapters call it when a
+    call starts), so a drain waits for that answer to be written (:func:`answers_written`)."""
+    watching = None if scope is None else scope.get(WATCH)
+    if isinstance(watching, Watch):
+        watching.carries_call()
+
+
+async def answers_written(within: float) -> bool:
+    """Wait up to ``within`` seconds until every response carrying a call's answer has been
+    written (its last body chunk handed to the server); ``True`` if none is left.
+
+    A drain calls it after the runtimes are idle: a call has answered by then, but the SDK may
+    still be writing the answer on its own task, and a server that ends its streams too early
+    would lose it (the client gets "SSE stream ended without a response").
+    """
+    if not _ANSWERING:
+        return True
+    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    _written.append(fut)
+    await asyncio.wait({fut}, timeout=max(0.0, within))
+    return not _ANSWERING
 
 
 def client_gone(scope: Mapping[str, Any] | None) -> asyncio.Event | None:

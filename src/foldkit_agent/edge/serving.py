@@ -16,8 +16,9 @@ audit entries still queued are lost.
 2. lets the calls in flight finish, up to ``drain_timeout`` seconds, then answers the rest in
    each protocol's words ("the server shut down; the outcome is unknown"), each with its one
    audit entry (:func:`foldkit_agent.drain`);
-3. awaits ``after_drain`` (give the adapters a moment to write those answers), then shuts
-   uvicorn down as usual: connections closed, lifespans left (runtimes and audit sinks
+3. waits until every response carrying a call's answer has been written
+   (:func:`~foldkit_agent.edge.disconnect.answers_written`), awaits ``after_drain``, then
+   shuts uvicorn down as usual: connections closed, lifespans left (runtimes and audit sinks
    closed by whoever opened them), and ``serve()`` *returns*: no signal is re-raised, so the
    process exits 0 through its own cleanup.
 
@@ -37,6 +38,7 @@ from typing import Any
 
 from ..runtime.bound import AgentRuntime
 from ..runtime.drain import DEFAULT_ABORT_GRACE, Drained, drain, drain_timeout
+from .disconnect import answers_written
 
 __all__ = ["draining_server"]
 
@@ -117,6 +119,7 @@ def draining_server(
                     drained.aborted,
                     drained.left,
                 )
+                await answers_written(grace)  # the SDKs write the last answers on their tasks
                 if after_drain is not None:
                     await after_drain()
             except Exception:

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 from ...edge.auth import UNVERIFIED_TEXT, backend_step
-from ...edge.disconnect import CLIENT_GONE, client_gone
+from ...edge.disconnect import CLIENT_GONE, WATCH, client_gone
 from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import WireError
@@ -140,6 +140,7 @@ class ContextBuilder(DefaultServerCallContextBuilder):
         gone = client_gone(request.scope)
         if gone is not None:
             ctx.state[CLIENT_GONE] = gone  # the executor aborts the call when it is set
+            ctx.state[WATCH] = request.scope.get(WATCH)  # and notes it carries a call
         own = request.scope.get(OWN_TEXTS_KEY)
         if isinstance(own, set):
             ctx.state[OWN_TEXTS_KEY] = own

@@ -45,7 +45,7 @@ from ...contract.schema import JsonSchema
 from ...edge.approvals import ParkedApprovals
 from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
-from ...edge.disconnect import abort_when_gone, client_gone
+from ...edge.disconnect import abort_when_gone, carries_call, client_gone
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
@@ -163,6 +163,7 @@ class CapabilityExecutor(AgentExecutor):
             call = start_call(runtime, name, payload, invocation)
             # The client of message/send or message/stream went away before its answer: abort.
             # (A non-blocking send's answer is complete at once, so its call runs on.)
+            carries_call(context.call_context.state)  # a drain waits until it is written
             relay = abort_when_gone(client_gone(context.call_context.state), run.signal)
             if relay is not None:
                 call.add_done_callback(lambda _done: relay.cancel())

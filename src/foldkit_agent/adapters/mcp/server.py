@@ -64,7 +64,7 @@ from ...contract.approval import Approver
 from ...contract.calls import Invocation
 from ...edge.approvals import ParkedApprovals
 from ...edge.calls import credentials_or_none, settle, start_call
-from ...edge.disconnect import abort_when_gone, client_gone
+from ...edge.disconnect import abort_when_gone, carries_call, client_gone
 from ...edge.progress import (
     DEFAULT_PROGRESS_INTERVAL,
     Beat,
@@ -342,7 +342,9 @@ class _Adapter:
         task.add_done_callback(self._forget)
         # Over HTTP, a client that goes away before its answer aborts the call (both eras;
         # the 2026 era also cancels this handler, handshake-era HTTP does not).
-        relay = abort_when_gone(client_gone(getattr(ctx.request, "scope", None)), signal)
+        scope = getattr(ctx.request, "scope", None)
+        carries_call(scope)  # a drain waits until this answer is written
+        relay = abort_when_gone(client_gone(scope), signal)
         if relay is not None:
             task.add_done_callback(lambda _done: relay.cancel())
         beat = self._progress(ctx, rt, name)

@@ -106,6 +106,7 @@ from ...edge.approvals import Asked, ParkedApproval, ParkedApprovals
 from ...edge.callers import DEFAULT_STREAMS, DEFAULT_STREAMS_PER_CALLER, Slots
 from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
+from ...edge.disconnect import carries_call
 from ...edge.guard import BODY_KEY, EdgeGuard, Hold, Rules, route_path
 from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
 from ...edge.resolve import (
@@ -550,6 +551,7 @@ class _Surface:
         )
         # the call is scheduled first, so it starts before a disconnect can be noticed
         call = start_call(rt, name, payload, invocation)
+        carries_call(request.scope)  # a drain waits until this answer is written
         watcher = asyncio.ensure_future(_wait_disconnect(request, signal))
         try:
             outcome = await settle_call(call, signal, asked)
