@@ -388,9 +388,7 @@ async def run_http(
         http=protocol(limits),
         timeout_keep_alive=limits.keep_alive,  # pyright: ignore[reportArgumentType] - call_later
     )
-    server = draining_server(
-        config, runtimes, drain_timeout_s=drain_timeout, after_drain=after_drain
-    )
+    server = draining_server(config, runtimes, within=drain_timeout, after_drain=after_drain)
     if on_ready is not None:
         on_ready(listening.getsockname()[1])
     serving = asyncio.ensure_future(server.serve(sockets=[listening]))

@@ -51,7 +51,7 @@ def draining_server(
     config: Any,
     runtimes: Sequence[AgentRuntime[Any, Any]],
     *,
-    drain_timeout_s: float | None = None,
+    within: float | None = None,
     grace: float = DEFAULT_ABORT_GRACE,
     after_drain: Callable[[], Awaitable[None]] | None = None,
     on_drained: Callable[[Drained], None] | None = None,
@@ -61,7 +61,7 @@ def draining_server(
     Args:
         config: a ``uvicorn.Config``.
         runtimes: the runtimes behind the app (see :func:`foldkit_agent.drain`).
-        drain_timeout_s: seconds calls in flight get to finish; default
+        within: seconds calls in flight get to finish; default
             :func:`foldkit_agent.drain_timeout` (the longest completion timeout plus 5 s).
         grace: seconds the calls aborted at the deadline get to answer.
         after_drain: awaited after the drain, before uvicorn shuts down.
@@ -105,7 +105,7 @@ def draining_server(
 
         async def drain_then_exit(self) -> None:
             try:
-                seconds = drain_timeout(*runtimes) if drain_timeout_s is None else drain_timeout_s
+                seconds = drain_timeout(*runtimes) if within is None else within
                 pending = sum(rt.pending() for rt in runtimes)
                 _log.warning(
                     "shutting down: draining %d call(s) in flight (up to %gs)", pending, seconds

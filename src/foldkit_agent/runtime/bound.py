@@ -28,7 +28,7 @@ import logging
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
@@ -418,13 +418,10 @@ class AgentRuntime(Generic[M, P]):
         Raises what the first refusing step raises; writes exactly one audit entry and runs in
         one ``Agent.dispatch`` span.
         """
-        inv = invocation or Invocation()
-        if inv.signal is None:  # every call in flight can be aborted (disconnect, drain)
-            inv = replace(inv, signal=asyncio.Event())
-        assert inv.signal is not None
-        run = Dispatch(self, cap, requested, payload, inv)
+        run = Dispatch(self, cap, requested, payload, invocation or Invocation())
+        inv = run.invocation
         self._in_flight += 1
-        self._signals[id(run)] = inv.signal
+        self._signals[id(run)] = run.signal  # abort_in_flight() sets it
         decision: Decision = "refused"
         outcome = "ok"
         cancelled = False

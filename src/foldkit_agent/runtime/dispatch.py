@@ -109,6 +109,7 @@ class Dispatch:
         "model",
         "name",
         "payload",
+        "signal",
     )
 
     def __init__(
@@ -124,6 +125,9 @@ class Dispatch:
         self.name = cap.name if cap is not None else requested
         self.payload = payload
         self.invocation = invocation
+        # Every call in flight can be aborted (disconnect, drain), with or without its own
+        # signal; the invocation the caller passed is left as it is.
+        self.signal = invocation.signal if invocation.signal is not None else asyncio.Event()
         self.model: Any = None
         self._principal: Any = _UNSET
         self.host_called = False
@@ -247,8 +251,7 @@ class Dispatch:
             or not self._audited_principal()
         ):
             return
-        signal = self.invocation.signal
-        if signal is not None and signal.is_set():
+        if self.signal.is_set():
             return
         try:
             await self._resolve_principal(cap, fail_closed=False)
@@ -262,7 +265,7 @@ class Dispatch:
         try:
             who = provider(inv)
             if inspect.isawaitable(who):
-                who = await race(who, inv.signal, None)
+                who = await race(who, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
         except Exception as exc:
@@ -282,7 +285,7 @@ class Dispatch:
         try:
             verdict = cap.authorize(request)
             if inspect.isawaitable(verdict):
-                verdict = await race(verdict, inv.signal, None)
+                verdict = await race(verdict, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
         except Exception as exc:
@@ -378,7 +381,7 @@ class Dispatch:
         asking: asyncio.Future[Any] | None = None
         try:
             asking = asyncio.ensure_future(approver(request))
-            answer = await race(asking, inv.signal, deadline)
+            answer = await race(asking, self.signal, deadline)
         except Abort:
             raise self.cancelled(False) from None
         except Deadline:
@@ -418,7 +421,7 @@ class Dispatch:
         try:
             verdict = predicate(request)
             if inspect.isawaitable(verdict):
-                verdict = await race(verdict, inv.signal, None)
+                verdict = await race(verdict, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
         except Exception:
@@ -442,7 +445,7 @@ class Dispatch:
 
     async def _call_host(self, cap: Capability, message: Message, deadline: float | None) -> None:
         """Call ``host.dispatch`` and await it if it returns an awaitable."""
-        signal = self.invocation.signal
+        signal = self.signal
         self.host_called = True
         try:
             sent = self._rt.host.dispatch(message)
@@ -491,7 +494,7 @@ class Dispatch:
                 # The check when waiting starts: a condition already true completes at once.
                 hub.check(waiter, rt.host.model() if hub_reads_model(completion) else None)
             try:
-                status, result = await race(waiter.future, inv.signal, deadline)
+                status, result = await race(waiter.future, self.signal, deadline)
             except Abort:
                 raise self.cancelled(True) from None
             except Deadline:
@@ -515,8 +518,7 @@ class Dispatch:
     # -- helpers ------------------------------------------------------------------------------
 
     def _refuse_if_aborted(self) -> None:
-        signal = self.invocation.signal
-        if signal is not None and signal.is_set():
+        if self.signal.is_set():
             raise self.cancelled(False)
 
     def cancelled(self, dispatched: bool | None) -> AgentCancelledError:
