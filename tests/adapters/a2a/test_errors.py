@@ -325,9 +325,11 @@ async def test_required_tokens_refuse_every_anonymous_request_but_the_card() -> 
     for r in anonymous:
         assert r.status_code == 401, r.request.url
         assert r.headers["www-authenticate"] == "Bearer"
-        assert "requires credentials" in r.json()["error"]
+        assert "requires credentials" in r.json()["error"]["message"]  # the route's own shape
+        assert "code" in r.json()["error"]
     assert wrong.status_code == 401
-    assert "could not be verified" in wrong.json()["error"]
+    assert "could not be verified" in wrong.json()["error"]["message"]
+    assert wrong.json()["jsonrpc"] == "2.0"
     assert "nope" not in wrong.text
     assert alice.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert [t["title"] for t in rt.context()["todos"]] == ["Milk"]  # type: ignore[index]

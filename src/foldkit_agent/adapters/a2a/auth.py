@@ -21,7 +21,7 @@ from starlette.authentication import (
     SimpleUser,
 )
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import Scope
 
 from ...edge.auth import UNVERIFIED_TEXT, backend_step
@@ -181,8 +181,6 @@ def authenticate_step(backend: AuthenticationBackend, challenge: str | None) -> 
 
 
 def render_refusal(scope: Scope, rules: Rules, err: WireError) -> Response:
-    """An edge refusal: ``{"error": text}`` for a 401, else the route's JSON-RPC or HTTP+JSON
-    error shape."""
-    if err.status == 401:
-        return JSONResponse({"error": err.text}, status_code=401, headers=err.headers)
+    """An edge refusal (a 401 included) in the route's shape: a JSON-RPC error object on the
+    JSON-RPC route, ``{"error": {"code", "status", "message"}}`` on the HTTP+JSON routes."""
     return jsonrpc_or_plain(scope, rules, err)
