@@ -215,6 +215,17 @@ class Catalog:
         return text, data
 
 
+def list_arguments(arguments: Mapping[str, Any] | None) -> str | None:
+    """What is wrong with ``list_capabilities``' arguments as a sentence, or ``None``.
+
+    It takes none, as its schema says (``additionalProperties: false``).
+    """
+    if not arguments:
+        return None
+    extra = ", ".join(map(repr, sorted(arguments)))
+    return f"{LIST_CAPABILITIES} takes no arguments; leave out {extra}."
+
+
 def call_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, Any] | str:
     """``(name, input)`` from ``call_capability``'s arguments, or what is wrong as a sentence.
 
@@ -230,8 +241,9 @@ def call_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, Any] | str
         )
     name = args.get("name")
     if not isinstance(name, str) or not name:
+        given = "" if "name" not in args else " as a non-empty string"
         return (
-            f"{CALL_CAPABILITY} needs 'name': the capability to call, as {LIST_CAPABILITIES} "
-            "names it."
+            f"{CALL_CAPABILITY} needs 'name'{given}: the capability to call, as "
+            f"{LIST_CAPABILITIES} names it."
         )
     return name, args.get("input", {})

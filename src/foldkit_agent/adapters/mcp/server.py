@@ -97,6 +97,7 @@ from .listing import (
     Catalog,
     Listing,
     call_arguments,
+    list_arguments,
     check_listing,
 )
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
@@ -318,12 +319,13 @@ class _Adapter:
         payload: Any = {} if params.arguments is None else params.arguments
         catalog = self.feed(rt).catalog
         if catalog is not None and name in CATALOG_NAMES:
-            if name == LIST_CAPABILITIES:
+            wrong = list_arguments(params.arguments) if name == LIST_CAPABILITIES else None
+            if name == LIST_CAPABILITIES and wrong is None:
                 text, data = catalog.listed(rt)
                 return types.CallToolResult(
                     content=_text(text), structured_content=data, is_error=False
                 )
-            args = call_arguments(params.arguments)
+            args = wrong if wrong is not None else call_arguments(params.arguments)
             if isinstance(args, str):
                 return types.CallToolResult(
                     content=_text(args),
