@@ -97,8 +97,8 @@ from .listing import (
     Catalog,
     Listing,
     call_arguments,
-    list_arguments,
     check_listing,
+    list_arguments,
 )
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 
