@@ -8,6 +8,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -82,6 +84,23 @@ class Env:
             self.client.cookies.set("todo_session", sid)
         data = content if content is not None else json.dumps({} if body is None else body).encode()
         return await self.client.post(f"/agent/invoke/{name}", content=data, headers=h)
+
+    async def answer_approval(self, approve: bool, sid: str = "s-demo") -> dict[str, Any]:
+        """The person of session ``sid`` answers the one call waiting for their approval."""
+        cookie = {"cookie": f"todo_session={sid}"}
+        with anyio.fail_after(10):
+            while True:  # until the invoke has reached its confirm step
+                got = await self.client.get("/agent/approvals", headers=cookie)
+                if listed := got.json()["approvals"]:
+                    break
+                await anyio.lowlevel.checkpoint()
+        (request,) = listed
+        headers = {**cookie, CSRF_HEADER: self.token(sid), "origin": BASE}
+        answered = await self.client.post(
+            f"/agent/approvals/{request['id']}", json={"approve": approve}, headers=headers
+        )
+        assert answered.status_code == 200, answered.text
+        return request
 
 
 @asynccontextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,6 +17,7 @@ from examples.todo import Model, run_todo
 from examples.todo.app import ReceivedTodos, RequestedCreateTodo, SelectedTodo, Todo, TodoMessage
 from foldkit_agent import AgentRuntime, agent
 from foldkit_agent.adapters.web.surface import (
+    APPROVED_HEADER,
     CSRF_HEADER,
     PRINCIPAL_HEADER,
     SESSION_COOKIE,
@@ -137,7 +139,11 @@ async def test_delete_is_authorized_by_the_session_principal(env: Env) -> None:
     assert guest["structuredContent"]["_tag"] == "AgentAuthorizationError"
     assert "guest may not delete" in guest["content"][0]["text"]
     assert len(env.running.model().todos) == 1
-    demo = (await env.invoke("delete_todo", {}, sid="s-demo")).json()
+    # delete_todo is confirm=True: demo's call waits until the person in demo's page approves
+    call = asyncio.ensure_future(env.invoke("delete_todo", {}, sid="s-demo"))
+    request = await env.answer_approval(True, sid="s-demo")
+    assert request["capability"] == "delete_todo"
+    demo = (await call).json()
     assert demo["isError"] is False
     assert env.running.model().todos == ()
 
@@ -262,19 +268,21 @@ async def test_principal_hook_failure_refuses_without_dispatch(env: Env) -> None
 # -- service callers -------------------------------------------------------------------------
 
 
-async def test_service_token_skips_csrf_but_goes_through_credentials_of(env: Env) -> None:
-    env.running.dispatch(ReceivedTodos(todos=(Todo(id="t1", title="A", saved=True),)))
-    env.running.dispatch(SelectedTodo(id="t1"))
-    auth = {"authorization": f"Bearer {SERVICE_TOKEN}"}
-    anonymous = await env.invoke("delete_todo", {}, sid=None, token=None, headers=auth)
-    assert anonymous.json()["structuredContent"]["_tag"] == "AgentAuthorizationError"
-    r = await env.invoke(
-        "delete_todo", {}, sid=None, token=None, headers={**auth, PRINCIPAL_HEADER: "ann"}
-    )
-    assert r.status_code == 200
-    assert r.json()["isError"] is False
-    entry = env.audit.entries()[-1]
-    assert (entry.transport, entry.principal) == ("agent-native", "native-server:ann")
+async def test_service_token_skips_csrf_but_goes_through_credentials_of() -> None:
+    # delete_todo is confirm=True: this surface trusts the service's word that its user approved
+    async with environment(trust_service_approvals=True) as env:
+        env.running.dispatch(ReceivedTodos(todos=(Todo(id="t1", title="A", saved=True),)))
+        env.running.dispatch(SelectedTodo(id="t1"))
+        auth = {"authorization": f"Bearer {SERVICE_TOKEN}", APPROVED_HEADER: "key-1"}
+        anonymous = await env.invoke("delete_todo", {}, sid=None, token=None, headers=auth)
+        assert anonymous.json()["structuredContent"]["_tag"] == "AgentAuthorizationError"
+        r = await env.invoke(
+            "delete_todo", {}, sid=None, token=None, headers={**auth, PRINCIPAL_HEADER: "ann"}
+        )
+        assert r.status_code == 200
+        assert r.json()["isError"] is False
+        entry = env.audit.entries()[-1]
+        assert (entry.transport, entry.principal) == ("agent-native", "native-server:ann")
 
 
 @pytest.mark.parametrize("auth", ["Bearer wrong", "Basic abc", "Bearer", "bearer  "])
