@@ -45,4 +45,5 @@ async def demo_served() -> AsyncGenerator[str]:
     finally:
         proc.terminate()
         with anyio.fail_after(15):
-            await proc.wait()
+            code = await proc.wait()
+        assert code == 0, f"demo --serve exited {code} on SIGTERM"  # drained, then stopped

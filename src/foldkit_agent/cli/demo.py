@@ -112,7 +112,12 @@ async def _serving(port: int) -> AsyncGenerator[tuple[str, Any]]:
             ]
         )
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: run_http(asgi, sock=sock))
+
+            async def serve_until_stopped() -> None:
+                await run_http(asgi, sock=sock, runtimes=[rt])
+                tg.cancel_scope.cancel()  # a signal drained and stopped the server: end too
+
+            tg.start_soon(serve_until_stopped)
             try:
                 yield origin, rt
             finally:
