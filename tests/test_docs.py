@@ -65,10 +65,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+MAKE_VARIABLES = frozenset({"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"})
+
+
 def environment(home: Path, **extra: str) -> dict[str, str]:
     """The reader's shell after ``source .venv/bin/activate``, with a private ``$HOME``."""
+    # The reader types `make demo` at a shell, not inside another make (CI runs this suite
+    # from `make test`): make's own variables would turn on its "Entering directory" lines.
+    outer = {k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}
     return {
-        **os.environ,
+        **outer,
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "VIRTUAL_ENV": str(BIN.parent),
         "HOME": str(home),  # the Inspector keeps a catalog under $HOME
