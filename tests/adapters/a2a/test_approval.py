@@ -84,6 +84,23 @@ async def test_the_task_asks_and_an_approval_on_the_same_task_sends_the_message(
         pytest.param([new_data_part({"approve": False})], id="approve-false"),
         pytest.param([new_text_part("yes please")], id="text-is-not-an-answer"),
         pytest.param([new_data_part({"approve": "true"})], id="a-string-is-not-true"),
+        # Exactly one part, exactly {"approve": true}: a client showing one part of several
+        # must never show "declined" while the server approves.
+        pytest.param(
+            [new_data_part({"approve": False}), new_data_part({"approve": True})],
+            id="false-then-true",
+        ),
+        pytest.param(
+            [new_data_part({"approve": True}), new_data_part({"approve": False})],
+            id="true-then-false",
+        ),
+        pytest.param(
+            [new_data_part({"approve": True}), new_text_part("no, do not")], id="true-and-a-no"
+        ),
+        pytest.param(
+            [new_data_part({"approve": True}), new_data_part({"approve": True})], id="true-twice"
+        ),
+        pytest.param([new_data_part({"approve": True, "x": 1})], id="another-field"),
     ],
 )
 async def test_anything_but_approve_true_declines_and_sends_nothing(parts: list[Any]) -> None:

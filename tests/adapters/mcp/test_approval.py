@@ -36,6 +36,7 @@ class Person:
 
 APPROVE = types.ElicitResult(action="accept", content={"approve": True})
 SAY_NO = types.ElicitResult(action="accept", content={"approve": False})
+MORE = types.ElicitResult(action="accept", content={"approve": True, "x": 1})  # not the form
 DECLINE = types.ElicitResult(action="decline")
 CANCEL = types.ElicitResult(action="cancel")
 
@@ -69,7 +70,9 @@ async def test_an_approved_elicitation_dispatches_the_message_it_showed(mode: st
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
-    "reply", [SAY_NO, DECLINE, CANCEL], ids=["approve-false", "decline", "cancel"]
+    "reply",
+    [SAY_NO, DECLINE, CANCEL, MORE],
+    ids=["approve-false", "decline", "cancel", "another-field"],
 )
 async def test_a_decline_or_cancel_is_refused_and_sends_nothing(
     mode: str, reply: types.ElicitResult

@@ -47,18 +47,21 @@ def approval_message(updater: TaskUpdater, request: ApprovalRequest) -> Message:
 
 
 def answer_in(message: Message | None, by: str | None) -> Approval:
-    """What a follow-up message answers: approval only for a data part ``{"approve": true}``."""
-    if message is None:
+    """What a follow-up message answers: approval only when it is exactly one part, a data part
+    that is exactly ``{"approve": true}``.
+
+    Anything else declines: ``{"approve": false}``, another value or field, text, or several
+    parts (a client that shows only one of them must never show "declined" while the server
+    approves).
+    """
+    if message is None or len(message.parts) != 1:
         return Approval(approved=False, by=by)
-    for part in message.parts:
-        if not part.HasField("data"):
-            continue
-        value: Any = MessageToDict(part.data)
-        if isinstance(value, Mapping):
-            fields = cast(Mapping[str, Any], value)
-            if fields.get(APPROVE_FIELD) is True:
-                return Approval(approved=True, by=by)
-    return Approval(approved=False, by=by)
+    (part,) = message.parts
+    value: Any = MessageToDict(part.data) if part.HasField("data") else None
+    approved = isinstance(value, Mapping) and dict(cast(Mapping[str, Any], value)) == {
+        APPROVE_FIELD: True
+    }
+    return Approval(approved=approved, by=by)
 
 
 def approver_name(subject: str | None) -> str:

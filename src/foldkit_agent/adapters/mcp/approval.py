@@ -77,11 +77,12 @@ def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
 
 
 def answer_of(result: Any, by: str | None) -> Approval:
-    """The :class:`Approval` an elicitation answer means: only ``accept`` + ``approve: true``."""
+    """The :class:`Approval` an elicitation answer means: only ``accept`` with content that is
+    exactly ``{"approve": true}`` (the form has that one field; any other field declines)."""
     action = getattr(result, "action", None)
     content = getattr(result, "content", None)
     fields = cast(dict[str, Any], content) if isinstance(content, dict) else {}
-    approved = action == "accept" and fields.get(APPROVE_FIELD) is True
+    approved = action == "accept" and fields == {APPROVE_FIELD: True}
     return Approval(approved=approved, by=by)
 
 
