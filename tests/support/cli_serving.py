@@ -46,4 +46,5 @@ async def demo_served() -> AsyncGenerator[str]:
         proc.terminate()
         with anyio.fail_after(15):
             code = await proc.wait()
-        assert code == 0, f"demo --serve exited {code} on SIGTERM"  # drained, then stopped
+    # Reached only when the test passed, so its own failure is never hidden by this one.
+    assert code == 0, f"demo --serve exited {code} on SIGTERM"  # drained, then stopped

@@ -101,6 +101,7 @@ async def test_the_task_asks_and_an_approval_on_the_same_task_sends_the_message(
             [new_data_part({"approve": True}), new_data_part({"approve": True})], id="true-twice"
         ),
         pytest.param([new_data_part({"approve": True, "x": 1})], id="another-field"),
+        pytest.param([new_data_part({"approve": 1})], id="one-is-not-true"),
     ],
 )
 async def test_anything_but_approve_true_declines_and_sends_nothing(parts: list[Any]) -> None:

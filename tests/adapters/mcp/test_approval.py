@@ -37,6 +37,7 @@ class Person:
 APPROVE = types.ElicitResult(action="accept", content={"approve": True})
 SAY_NO = types.ElicitResult(action="accept", content={"approve": False})
 MORE = types.ElicitResult(action="accept", content={"approve": True, "x": 1})  # not the form
+ONE = types.ElicitResult(action="accept", content={"approve": 1})  # equals True, is not true
 DECLINE = types.ElicitResult(action="decline")
 CANCEL = types.ElicitResult(action="cancel")
 
@@ -71,8 +72,8 @@ async def test_an_approved_elicitation_dispatches_the_message_it_showed(mode: st
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     "reply",
-    [SAY_NO, DECLINE, CANCEL, MORE],
-    ids=["approve-false", "decline", "cancel", "another-field"],
+    [SAY_NO, DECLINE, CANCEL, MORE, ONE],
+    ids=["approve-false", "decline", "cancel", "another-field", "one-is-not-true"],
 )
 async def test_a_decline_or_cancel_is_refused_and_sends_nothing(
     mode: str, reply: types.ElicitResult

@@ -58,9 +58,9 @@ def answer_in(message: Message | None, by: str | None) -> Approval:
         return Approval(approved=False, by=by)
     (part,) = message.parts
     value: Any = MessageToDict(part.data) if part.HasField("data") else None
-    approved = isinstance(value, Mapping) and dict(cast(Mapping[str, Any], value)) == {
-        APPROVE_FIELD: True
-    }
+    fields: Mapping[str, Any] = cast(Mapping[str, Any], value) if isinstance(value, Mapping) else {}
+    # `is True`, not `==`: 1 and 1.0 equal True in Python, and they are not an approval.
+    approved = len(fields) == 1 and fields.get(APPROVE_FIELD) is True
     return Approval(approved=approved, by=by)
 
 

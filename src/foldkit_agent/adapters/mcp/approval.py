@@ -82,7 +82,8 @@ def answer_of(result: Any, by: str | None) -> Approval:
     action = getattr(result, "action", None)
     content = getattr(result, "content", None)
     fields = cast(dict[str, Any], content) if isinstance(content, dict) else {}
-    approved = action == "accept" and fields == {APPROVE_FIELD: True}
+    # `is True`, not `==`: 1 and 1.0 equal True in Python, and they are not an approval.
+    approved = action == "accept" and len(fields) == 1 and fields.get(APPROVE_FIELD) is True
     return Approval(approved=approved, by=by)
 
 

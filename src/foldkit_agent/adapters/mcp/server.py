@@ -319,13 +319,16 @@ class _Adapter:
         payload: Any = {} if params.arguments is None else params.arguments
         catalog = self.feed(rt).catalog
         if catalog is not None and name in CATALOG_NAMES:
-            wrong = list_arguments(params.arguments) if name == LIST_CAPABILITIES else None
-            if name == LIST_CAPABILITIES and wrong is None:
-                text, data = catalog.listed(rt)
-                return types.CallToolResult(
-                    content=_text(text), structured_content=data, is_error=False
-                )
-            args = wrong if wrong is not None else call_arguments(params.arguments)
+            args: tuple[str, Any] | str | None
+            if name == LIST_CAPABILITIES:
+                args = list_arguments(params.arguments)
+                if args is None:
+                    text, data = catalog.listed(rt)
+                    return types.CallToolResult(
+                        content=_text(text), structured_content=data, is_error=False
+                    )
+            else:
+                args = call_arguments(params.arguments)
             if isinstance(args, str):
                 return types.CallToolResult(
                     content=_text(args),
