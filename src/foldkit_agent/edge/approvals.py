@@ -68,8 +68,7 @@ class ParkedApprovals:
 
     Example:
         >>> approver, asked = parked.asker()
-        >>> task = asyncio.ensure_future(rt.messages.dispatch_unknown(name, payload,
-        ...                                 Invocation(approver=approver)))
+        >>> task = asyncio.ensure_future(rt.call(name, payload, Invocation(approver=approver)))
         >>> ...  # once `asked` is done and the task still runs:
         >>> parked.park(key, name, owner, task, *asked.result())
     """

@@ -81,9 +81,9 @@ async def beat_until_done(
         How many beats were started.
 
     Example:
-        >>> task = asyncio.ensure_future(rt.messages.dispatch_unknown(name, payload, inv))
+        >>> task = asyncio.ensure_future(rt.call(name, payload, inv))
         >>> await beat_until_done(task, interval=5.0, beat=send_progress)
-        >>> result = task.result()
+        >>> outcome = task.result()
     """
     futures = {pending} if isinstance(pending, asyncio.Future) else set(pending)
     loop = asyncio.get_running_loop()
