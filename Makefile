@@ -10,8 +10,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NODE_STAMP := tests/interop/node_modules/.installed
 CHROMIUM ?= /usr/bin/chromium
+WRK ?= wrk
 
-.PHONY: demo test unit lint format bench soak check install node chromium postgres clean
+.PHONY: demo test unit lint format bench soak check install node chromium postgres wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,16 +47,25 @@ postgres:
 	  || { echo "could not install postgresql: run 'sudo apt-get install postgresql' and retry"; exit 1; }; \
 	fi
 
+# make bench's load scenarios (bench/wrk.py) drive the servers with Debian's wrk, a native
+# load generator; the suite's smoke test of them (tests/test_bench.py) needs it too.
+wrk:
+	@if ! command -v "$(WRK)" >/dev/null 2>&1; then \
+	  echo "installing Debian's wrk for the load benchmarks"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk) \
+	  || { echo "could not install wrk: run 'sudo apt-get install wrk' and retry (or put a wrk built from its source on PATH)"; exit 1; }; \
+	fi
+
 demo: $(STAMP)
 	$(VENV)/bin/foldkit-agent demo
 
-test: $(STAMP) node chromium postgres
+test: $(STAMP) node chromium postgres wrk
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
 
 # Every test that needs a Node peer or Chromium carries the `interop` or `browser` marker
 # (tests/test_architecture.py checks that), so this needs neither installed; the audit
 # tests' throwaway PostgreSQL cluster stays in.
-unit: $(STAMP) postgres
+unit: $(STAMP) postgres wrk
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q -m "not interop and not browser"
 
 lint: $(STAMP)
@@ -69,8 +79,8 @@ format: $(STAMP)
 
 check: lint test
 
-bench: $(STAMP)
-	$(PY) -m bench
+bench: $(STAMP) wrk
+	$(PY) -m bench $(BENCH_ARGS)
 
 soak: $(STAMP)
 	$(PY) -m pytest -q -m soak tests/hardening --soak-seconds=60

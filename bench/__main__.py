@@ -1,6 +1,6 @@
 """``make bench``: every scenario, each against its baseline in the same run.
 
-    python -m bench [--quick] [--no-write]
+    python -m bench [--quick] [--no-write] [--wrk-seconds S] [--wrk-rounds R]
 
 Prints one table (median, p90, ratio to baseline, target, met) and writes it, with the
 machine, versions and date, to ``docs/benchmarks.md``. Timings are never asserted in tests;
@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import platform
+import re
 import sqlite3
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from . import (
     mcp_call,
     memory,
     startup,
+    wrk,
 )
 from .harness import Row
 
@@ -71,7 +73,10 @@ async def audit_rows(quick: bool) -> list[Row]:
     ]
 
 
-def scenarios(quick: bool) -> list[tuple[str, Callable[[], Awaitable[list[Row]]]]]:
+def scenarios(
+    quick: bool, wrk_seconds: float | None = None, wrk_rounds: int | None = None
+) -> list[tuple[str, Callable[[], Awaitable[list[Row]]]]]:
+    seconds, rounds = wrk.durations(quick, wrk_seconds, wrk_rounds)
     return [
         ("dispatch", dispatch.run),
         ("mcp_call", mcp_call.run),
@@ -82,6 +87,7 @@ def scenarios(quick: bool) -> list[tuple[str, Callable[[], Awaitable[list[Row]]]
         ("inprocess", inprocess.run),
         ("durable", lambda: durable.run(6_000 if quick else 20_000)),
         ("startup", lambda: startup.run(rounds=4 if quick else 8)),
+        ("wrk", lambda: wrk.run(seconds, rounds)),
     ]
 
 
@@ -208,7 +214,40 @@ NOTES = """\
     with the generation-2 passes timed. In memory no full pass ran on either side (the
     per-request machinery of the HTTP path is what makes them frequent under load, per
     issue 20's wrk runs), so that row shows only that freezing costs a call nothing.
+12. **tools/call under wrk** (`bench/wrk.py`): four servers, each its own process pinned to
+    CPU 0 (`taskset -c 0`), started before timing and left running: ours (`foldkit-agent
+    serve bench.servers:runtime --mcp http`: `increment`, strict decoding, a Message
+    dispatched into a running Program), FastMCP 4 (an async tool with the same pydantic
+    validation, `strict_input_validation`, dispatching the same Message; `http_app` with its
+    defaults, since a 2026-07-28 request is stateless and answered as JSON either way), the
+    `mcp` SDK's low-level server with a no-op tool (the SDK floor) and a bare Starlette route
+    answering a JSON result (the stack floor). The three others run through the same
+    `run_http` as `serve` (uvicorn protocol class, event loop, connection limits, one worker,
+    no access log, `TCP_NODELAY`). wrk (Debian's, installed by `make wrk`) runs pinned to
+    CPU 1, one thread, sending the headers and body the official client sends in the
+    2026-07-28 era (`bench/lua/tools_call.lua`; no token). Before any load each server
+    answers a real call from the official client (and refuses an invalid one), and every run
+    checks its first answer field by field and counts every non-2xx or JSON-RPC/tool error:
+    one fails the scenario. At 1, 10 and 50 connections, 3 rounds × 4 s, servers in a
+    rotating order; the ratio is the median of the per-round ratios of req/s, p50/p99 are
+    medians of wrk's `--latency` percentiles (`bench/lua/report.lua`'s `done()`).
+    `--wrk-seconds`/`--wrk-rounds` (or `BENCH_WRK_SECONDS`/`BENCH_WRK_ROUNDS`) change the
+    durations. On this 2-core machine other processes share both cores during a run.
+13. **tools/list under wrk**: the same, one connection (the round trip), ours serving 10,
+    100 and 1,000 capabilities (`bench.servers:tools_1000`) against FastMCP 4 serving as many
+    async tools with the same one-integer input.
 """
+
+
+GENERATED = ("## How each scenario is measured",)
+
+
+def kept_sections(text: str) -> str:
+    """The ``## `` sections of ``text`` that ``make bench`` does not generate (analyses written
+    by hand, like the issue 20 targets), kept as they are when the file is rewritten."""
+    parts = re.split(r"(?m)^(?=## )", text)
+    kept = [p.rstrip() + "\n" for p in parts[1:] if not p.startswith(GENERATED)]
+    return "".join("\n" + p for p in kept)
 
 
 def write(rows: list[Row], elapsed: float) -> None:
@@ -225,13 +264,16 @@ def write(rows: list[Row], elapsed: float) -> None:
         "assert timings.\n\n"
         f"{machine()}\n- whole run: {elapsed:.0f} s\n\n"
         f"{table(rows)}\n\n{summary} Notes on each scenario follow.\n\n{NOTES}"
+        f"{kept_sections(DOCS.read_text()) if DOCS.exists() else ''}"
     )
     DOCS.write_text(text)
 
 
-async def run_all(quick: bool) -> list[Row]:
+async def run_all(
+    quick: bool, wrk_seconds: float | None = None, wrk_rounds: int | None = None
+) -> list[Row]:
     rows: list[Row] = []
-    for name, scenario in scenarios(quick):
+    for name, scenario in scenarios(quick, wrk_seconds, wrk_rounds):
         started = time.perf_counter()
         got = await scenario()
         print(f"  {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
@@ -244,9 +286,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     parser.add_argument("--no-write", action="store_true", help="do not write docs/benchmarks.md")
+    parser.add_argument(
+        "--wrk-seconds", type=float, default=None, help="seconds per wrk run (default 4)"
+    )
+    parser.add_argument(
+        "--wrk-rounds", type=int, default=None, help="interleaved wrk rounds (default 3)"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    rows = asyncio.run(run_all(args.quick))
+    rows = asyncio.run(run_all(args.quick, args.wrk_seconds, args.wrk_rounds))
     elapsed = time.perf_counter() - started
     print(table(rows))
     for row in rows:

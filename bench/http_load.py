@@ -1,6 +1,7 @@
 """Scenario 4: MCP over streamable HTTP on loopback, 50 concurrent clients, ours vs FastMCP.
 
-Each server runs in its own process (``bench.servers``); this process runs 50 official-SDK
+Each server runs in its own process (:func:`bench.servers.start`: ours through
+``foldkit-agent serve``); this process runs 50 official-SDK
 clients, each calling ``increment`` in a loop for a bounded time. Reported: calls/s for each,
 the ratio, errors, and whether the Messages applied equal the calls accepted.
 """
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from typing import Any
 
@@ -18,19 +18,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .harness import Row
+from .servers import start
 
 CLIENTS = 50
-
-
-async def _start(kind: str) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bench.servers", kind, stdout=asyncio.subprocess.PIPE
-    )
-    assert proc.stdout is not None
-    line = await asyncio.wait_for(proc.stdout.readline(), 60)
-    if not line.startswith(b"PORT "):
-        raise RuntimeError(f"the {kind} server did not start")
-    return proc, f"http://127.0.0.1:{int(line.split()[1])}/mcp"
 
 
 async def _load(url: str, seconds: float) -> tuple[int, int, float]:
@@ -87,13 +77,9 @@ async def _applied(kind: str, url: str) -> int:
 
 
 async def _measure(kind: str, seconds: float) -> dict[str, Any]:
-    proc, url = await _start(kind)
-    try:
+    async with start(kind, cpu=None) as url:
         ok, errors, elapsed = await _load(url, seconds)
         applied = await _applied(kind, url)
-    finally:
-        proc.terminate()
-        await proc.wait()
     return {"rate": ok / elapsed, "ok": ok, "errors": errors, "applied": applied}
 
 

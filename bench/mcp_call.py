@@ -30,6 +30,7 @@ from foldkit_agent import Message, Program, agent, message_union
 from foldkit_agent.adapters.mcp import OUTPUT_SCHEMA, mcp_server
 
 from .harness import Row, compare, us
+from .servers import setters
 
 
 class Model(BaseModel, frozen=True):
@@ -82,14 +83,7 @@ class _FakeCtx:
 
 
 def many(n: int) -> tuple[Any, list[types.Tool]]:
-    classes = [
-        type(f"Set{i}", (Message,), {"__annotations__": {"qty": int}, "__module__": __name__})
-        for i in range(n)
-    ]
-    union = message_union(*classes)
-    definition = agent.make(
-        messages=agent.expose(union, {c: f"Set value {i}" for i, c in enumerate(classes)})
-    )
+    definition = setters(n)
     tools = [
         types.Tool(
             name=c.name,

@@ -95,6 +95,17 @@ def test_make_chromium_does_nothing_when_chromium_is_present() -> None:
     assert "sudo" not in advice.sub("", recipe)  # sudo is only ever advised, never run
 
 
+def test_make_wrk_does_nothing_when_wrk_is_present() -> None:
+    done = _make("-s", "wrk", f"WRK={sys.executable}")  # an executable that exists
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_make_bench_and_the_suites_install_wrk_first() -> None:
+    for target in ("bench", "test", "unit"):
+        planned = _make("-n", target, "WRK=/nonexistent/wrk")
+        assert "installing Debian's wrk" in planned.stdout, target
+
+
 IN_PROCESS_EXTRAS = {
     "pydantic-ai": "pydantic-ai-slim",
     "openai-agents": "openai-agents",
