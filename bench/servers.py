@@ -231,13 +231,13 @@ async def serve_other(kind: str, tools: int | None) -> None:
 KINDS = ("ours", "fastmcp", "floor", "starlette")
 
 
-@dataclass
-class Started:
-    """A server process and its endpoint URL."""
+@dataclass(frozen=True)
+class Served:
+    """A running server process: its kind, ``/mcp`` URL and process id."""
 
     kind: str
     url: str
-    proc: asyncio.subprocess.Process
+    pid: int
 
 
 def can_pin(cpu: int | None) -> bool:
@@ -276,8 +276,8 @@ async def pin(pid: int, cpu: int | None) -> None:
 @asynccontextmanager
 async def start_many(
     specs: Sequence[tuple[str, int | None]], cpu: int | None = 0
-) -> AsyncIterator[list[str]]:
-    """Run one server process per ``(kind, tools)`` in ``specs``; yield their ``/mcp`` URLs.
+) -> AsyncIterator[list[Served]]:
+    """Run one server process per ``(kind, tools)`` in ``specs``; yield them, in order.
 
     They start side by side on every core (start-up is not measured), then each is pinned to
     ``cpu`` once it listens; every one is terminated on exit.
@@ -296,7 +296,7 @@ async def start_many(
                     env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"},
                 )
             )
-        urls: list[str] = []
+        served: list[Served] = []
         for (kind, _), proc in zip(specs, procs, strict=True):
             assert proc.stderr is not None
             seen = ""
@@ -308,11 +308,11 @@ async def start_many(
             if found is None:
                 raise RuntimeError(f"the {kind} server did not start:\n{seen}")
             await pin(proc.pid, cpu)
-            urls.append(found.group(1))
+            served.append(Served(kind, found.group(1), proc.pid))
         async with anyio.create_task_group() as tg:
             for proc in procs:  # a server that logs never blocks on a full pipe
                 tg.start_soon(_drain, proc)
-            yield urls
+            yield served
             tg.cancel_scope.cancel()
     finally:
         for proc in procs:
@@ -332,8 +332,8 @@ async def _drain(proc: asyncio.subprocess.Process) -> None:
 @asynccontextmanager
 async def start(kind: str, tools: int | None = None, cpu: int | None = 0) -> AsyncIterator[str]:
     """Run server ``kind`` in its own process (pinned to ``cpu``); yield its ``/mcp`` URL."""
-    async with start_many([(kind, tools)], cpu) as (url,):
-        yield url
+    async with start_many([(kind, tools)], cpu) as (served,):
+        yield served.url
 
 
 def main(argv: list[str] | None = None) -> None:

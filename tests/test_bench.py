@@ -4,9 +4,13 @@ scenario instead of counting as a fast one. No timing is asserted."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from bench import __main__ as bench_main
 from bench import wrk
+from bench.harness import Row
 from bench.servers import start
 
 
@@ -22,7 +26,8 @@ async def test_the_quick_wrk_run_produces_every_row_and_only_right_answers() -> 
     ]
     assert [(r.scenario, r.measure.split(":")[0]) for r in rows] == call + listing
     for row in rows:
-        assert row.ratio is not None and row.ratio > 0, row
+        assert row.ratio is not None, row
+        assert row.ratio > 0, row
         assert row.met is not None or row.target == "reported", row
     for row in rows:
         if row.measure.startswith("vs "):
@@ -37,3 +42,29 @@ async def test_a_run_of_wrong_answers_fails_instead_of_counting() -> None:
             await wrk.wrk(url, wrk.LIST, 1, 1, kind="ours", method="tools/list", tools=10)
         with pytest.raises(wrk.LoadError, match="is not a result"):
             wrk.check_first("ours", "tools/call", None, 200, '{"jsonrpc":"2.0","id":1}')
+
+
+def test_only_replaces_its_own_rows_and_every_hand_written_section_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "benchmarks.md"
+    monkeypatch.setattr(bench_main, "DOCS", docs)
+    old = [
+        Row("1. in-process dispatch", "old", "4 µs", "1 µs", 4.0, "≤ 3.0×", False),
+        Row("12. tools/call under wrk, 1 connection", "old", "a", "b", 1.0, "≥ 2.5×", False),
+    ]
+    bench_main.write(old, 50, (1.0, 2.0))
+    docs.write_text(docs.read_text() + "\n## Issue 20 targets\n\nBy hand.\n")
+    new = Row("12. tools/call under wrk, 1 connection", "new", "c", "d", 3.0, "≥ 2.5×", True)
+    bench_main.merge([new], ["wrk"], (3.0, 4.0))
+    text = docs.read_text()
+    assert "| 1. in-process dispatch | old |" in text
+    assert "| 12. tools/call under wrk, 1 connection | new | c | d | 3.00× | ≥ 2.5× | yes |" in text
+    assert "| old | a |" not in text
+    assert "Missed: 1. in-process dispatch (old)." in text
+    assert "- scenarios 12 come from `python -m bench --only wrk`" in text
+    assert text.count("## How each scenario is measured") == 1
+    assert text.endswith("\n## Issue 20 targets\n\nBy hand.\n")
+    bench_main.merge([new], ["wrk"], (3.0, 4.0))  # again: one bullet, one kept section
+    assert docs.read_text().count("--only wrk") == 1
+    assert docs.read_text().count("## Issue 20 targets") == 1
