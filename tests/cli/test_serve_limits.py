@@ -28,3 +28,29 @@ async def test_serve_max_sessions_per_caller_refuses_alice_and_lets_bob_in() -> 
         assert "per-caller cap 1" in second.json()["error"]["message"]
         bob = await hc.post("/mcp", json=INITIALIZE, headers=_headers("bob-token"))
         assert bob.status_code == 200
+
+
+async def test_serve_a2a_answers_a_9900_value_body_and_still_refuses_a_missing_message_id() -> None:
+    # The SDK's own required-field walk is replaced by check_required_fields (adapters/a2a/
+    # _sdk.py): the refusal of a message without its id is the same, the large body is answered.
+    from foldkit_agent.adapters.a2a import EXTENSION_URI
+
+    def send(message: dict[str, object]) -> dict[str, object]:
+        params = {"message": message, "metadata": {EXTENSION_URI: {"skill": "create_todo"}}}
+        return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
+
+    values = {f"f{n}": "y" * 85 for n in range(9_900)}
+    large = send({"role": "ROLE_USER", "messageId": "m", "parts": [{"data": values}]})
+    unnamed = send({"role": "ROLE_USER", "parts": [{"data": {"title": "x"}}]})
+    headers = {"A2A-Version": "1.0"}
+    async with (
+        serve_process("examples.todo:runtime", "--a2a") as origin,
+        httpx.AsyncClient(base_url=origin, timeout=60) as hc,
+    ):
+        answer = (await hc.post("/a2a/jsonrpc", json=large, headers=headers)).json()
+        status = answer["result"]["task"]["status"]
+        assert status["state"] == "TASK_STATE_REJECTED"
+        assert "title: missing required field" in status["message"]["parts"][0]["text"]
+        refused = (await hc.post("/a2a/jsonrpc", json=unnamed, headers=headers)).json()
+        assert refused["error"]["code"] == -32602
+        assert "do not match the A2A 1.0 schema" in refused["error"]["message"]

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Iterable
 from typing import Any, Final, cast
 
 __all__ = [
@@ -102,18 +104,25 @@ def _finite(digits: str) -> float:
     return value
 
 
-def _check(value: Any, max_depth: int, max_items: int) -> None:
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""Where a lone surrogate can come from in JSON decoded from UTF-8: a ``\\uD800``-``\\uDFFF``
+escape (a false match, such as an escaped backslash before ``ud800``, only costs the check)."""
+
+
+def _check(value: Any, max_depth: int, max_items: int, texts: bool = True) -> None:
     """Depth, count and string checks, iteratively (a deep value cannot exhaust the stack).
 
     Values are counted as their containers are opened, so an array of a million numbers is
-    refused after one ``len`` rather than after visiting each number.
+    refused after one ``len`` rather than after visiting each number. With ``texts`` false
+    (the document cannot hold a lone surrogate) strings and keys are not encoded one by one.
     """
     stack: list[tuple[Any, int]] = [(value, 1)]
     count = 1
     while stack:
         node, depth = stack.pop()
         if isinstance(node, str):
-            _utf8(node)
+            if texts:
+                _utf8(node)
         elif isinstance(node, dict | list):
             if depth > max_depth:
                 raise _too_deep(max_depth)
@@ -125,11 +134,16 @@ def _check(value: Any, max_depth: int, max_items: int) -> None:
                     f"The JSON body holds more than {max_items:,} values; send less at once.",
                 )
             if isinstance(node, dict):
-                for key, item in cast(dict[str, Any], node).items():
-                    _utf8(key)
-                    stack.append((item, depth + 1))
+                mapping = cast(dict[str, Any], node)
+                if texts:
+                    for key in mapping:
+                        _utf8(key)
+                items: Iterable[Any] = mapping.values()
             else:
-                stack.extend((item, depth + 1) for item in cast(list[Any], node))
+                items = cast(list[Any], node)
+            for item in items:  # only containers and (when checked) strings need a visit
+                if isinstance(item, dict | list) or (texts and isinstance(item, str)):
+                    stack.append((cast(Any, item), depth + 1))
 
 
 def _utf8(text: str) -> None:
@@ -181,8 +195,10 @@ def loads_strict(
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError:
             raise WireError(400, "malformed", "The body is not UTF-8 encoded JSON.") from None
+        decoded = True  # UTF-8 cannot encode a surrogate: only an escape can make one
     else:
         text = data
+        decoded = text.isascii()
     try:
         value = json.loads(
             text,
@@ -197,7 +213,7 @@ def loads_strict(
         raise _too_deep(max_depth) from None
     except ValueError:
         raise WireError(400, "malformed", _NOT_JSON) from None
-    _check(value, max_depth, max_items)
+    _check(value, max_depth, max_items, not decoded or _SURROGATE_ESCAPE.search(text) is not None)
     return value
 
 

@@ -50,7 +50,7 @@ from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, wa
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, defect
-from ._sdk import unfinished_tasks
+from ._sdk import below_required_check, check_required_fields, unfinished_tasks
 from .approval import answer_in, approval_message, approver_name, owner_of
 from .auth import CREDENTIALS_KEY
 from .card import EXTENSION_URI
@@ -424,7 +424,7 @@ class Handler(DefaultRequestHandler):
                 if message.task_id in executor.parked:
                     return  # an answer to a waiting approval names no skill
             name = _skill_name(metadata, message)
-            payload = _payload(message)
+            data = _data_part(message)
             try:
                 runtime = await self._resolve_runtime(context)
             except Exception:
@@ -433,6 +433,7 @@ class Handler(DefaultRequestHandler):
                 invocation = Invocation(
                     transport="a2a", credentials=context.state.get(CREDENTIALS_KEY)
                 )
+                payload: Any = {} if data is None else _value(data)  # only to audit the refusal
                 await _known(runtime, name, payload, invocation)
         except InvalidParamsError as err:
             raise ours(context, err) from None
@@ -441,17 +442,36 @@ class Handler(DefaultRequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Message | Task:
         await self._precheck(params, context)
-        parent: Any = super()
-        return cast(Message | Task, await parent.on_message_send(params, context))
+        if _SEND is None:  # the SDK moved its check: let it run its own (slower) walk
+            parent: Any = super()
+            return cast(Message | Task, await parent.on_message_send(params, context))
+        check_required_fields(params)
+        return cast(Message | Task, await _SEND(self, params, context))
 
     async def on_message_send_stream(  # pyright: ignore[reportIncompatibleMethodOverride]
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncIterator[Any]:
         await self._precheck(params, context)
-        parent: Any = super()
-        events = cast(AsyncIterator[Any], parent.on_message_send_stream(params, context))
-        async for event in events:
-            yield event
+        if _STREAM is None:
+            parent: Any = super()
+            events = cast(AsyncIterator[Any], parent.on_message_send_stream(params, context))
+        else:
+            check_required_fields(params)
+            events = cast(AsyncIterator[Any], _STREAM(self, params, context))
+        try:
+            async for event in events:
+                yield event
+        finally:
+            closing = getattr(events, "aclose", None)
+            if closing is not None:
+                await closing()  # as the SDK's wrapper does, so its cleanup runs on disconnect
+
+
+# The SDK's send methods below its required-field check, which walks every JSON value of a data
+# part (see _sdk.check_required_fields, which the two methods above run instead).
+_SDK_HANDLER: Any = DefaultRequestHandler
+_SEND = below_required_check(_SDK_HANDLER.on_message_send)
+_STREAM = below_required_check(_SDK_HANDLER.on_message_send_stream)
 
 
 def _skill_name(metadata: Mapping[str, Any], message: Message | None) -> str:
@@ -474,14 +494,24 @@ def _skill_name(metadata: Mapping[str, Any], message: Message | None) -> str:
     )
 
 
-def _payload(message: Message | None) -> Any:
-    """The one data part's value, ``{}`` without one."""
+def _data_part(message: Message | None) -> Part | None:
+    """The one data part, ``None`` without one.
+
+    Raises:
+        InvalidParamsError: more than one data part.
+    """
     if message is None:
-        return {}
-    data = [_value(p) for p in message.parts if p.HasField("data")]
+        return None
+    data = [p for p in message.parts if p.HasField("data")]
     if len(data) > 1:
         raise InvalidParamsError(message="Send the skill's input as exactly one data part.")
-    return data[0] if data else {}
+    return data[0] if data else None
+
+
+def _payload(message: Message | None) -> Any:
+    """The one data part's value, ``{}`` without one."""
+    data = _data_part(message)
+    return {} if data is None else _value(data)
 
 
 def _value(part: Part) -> Any:
