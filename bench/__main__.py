@@ -27,11 +27,13 @@ from . import (
     audit_sink,
     completion,
     dispatch,
+    drain,
     durable,
     http_load,
     inprocess,
     mcp_call,
     memory,
+    stall,
     startup,
     wrk,
 )
@@ -88,6 +90,8 @@ def scenarios(
         ("durable", lambda: durable.run(6_000 if quick else 20_000)),
         ("startup", lambda: startup.run(rounds=4 if quick else 8)),
         ("wrk", lambda: wrk.run(seconds, rounds)),
+        ("drain", lambda: drain.run(quick)),
+        ("stall", lambda: stall.run(3 if quick else 10)),
     ]
 
 
@@ -237,6 +241,18 @@ NOTES = """\
 13. **tools/list under wrk**: the same, one connection (the round trip), ours serving 10,
     100 and 1,000 capabilities (`bench.servers:tools_1000`) against FastMCP 4 serving as many
     async tools with the same one-integer input.
+14. **Graceful drain**: a real `foldkit-agent serve` of `tests.support.drain_app:runtime`
+    over MCP, A2A and the native endpoint with a non-durable SQLite audit, calls in flight a
+    third over each (`bench/drain.py`; `python -m bench.drain --calls 60 --runs 3` for more
+    runs), then SIGTERM: once with the calls completing during the drain (timed from their
+    completion to exit), once with `--drain-timeout 1` and calls that never complete (timed
+    from SIGTERM to exit). Met when every run exits 0 with every call answered and audited.
+15. **One large A2A body**: a real `serve --a2a` of the todo example; another process sends
+    `SendMessage` bodies of 9,900 fields (~0.95 MB, under the 1 MiB and 10,000-value caps)
+    one after the other while this one fetches the Agent Card in a loop on a keep-alive
+    connection (`bench/stall.py`). The server has one event loop, so the longest fetch is
+    how long one body held every other request up; the baseline is the same loop with no
+    large body (on a loaded machine its own maximum is scheduler noise).
 """
 
 

@@ -1,4 +1,4 @@
-"""Scenario 11: graceful drain of a real ``foldkit-agent serve`` on SIGTERM.
+"""Scenario 14: graceful drain of a real ``foldkit-agent serve`` on SIGTERM.
 
     python -m bench.drain [--calls 60] [--runs 3]
 
@@ -40,7 +40,7 @@ from .harness import Row
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE = "s3rvice-token-0123456789"
-SCENARIO = "11. graceful drain"
+SCENARIO = "14. graceful drain"
 
 
 @dataclass
@@ -189,8 +189,9 @@ def rows(results: list[Run]) -> list[Row]:
     return out
 
 
-async def run() -> list[Row]:
-    return rows(await measure(30, 1))
+async def run(quick: bool = False) -> list[Row]:
+    """Scenario 14 as result rows: 30 calls, one run of each setting (3 runs unless quick)."""
+    return rows(await measure(30, 1 if quick else 3))
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Scenario 12: how long one in-limit A2A body holds up other requests on a real ``serve``.
+"""Scenario 15: how long one in-limit A2A body holds up other requests on a real ``serve``.
 
     python -m bench.stall [--values 9900] [--bodies 10]
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from .harness import Row
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIO = "12. one large A2A body"
+SCENARIO = "15. one large A2A body"
 
 SENDER = """
 import http.client, json, sys
@@ -133,8 +133,9 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
 
 
-async def run() -> list[Row]:
-    stall = await measure(9_900, 5)
+async def run(bodies: int = 10) -> list[Row]:
+    """Scenario 15 as a result row: ``bodies`` bodies of 9,900 values."""
+    stall = await measure(9_900, bodies)
     return [
         Row(
             SCENARIO,

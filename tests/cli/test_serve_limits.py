@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
+
 import httpx
 
+from tests.support.hostile import MODERN_META
 from tests.support.mcp_helpers import INITIALIZE
 from tests.support.serving import serve_process
 
@@ -54,3 +57,48 @@ async def test_serve_a2a_answers_a_9900_value_body_and_still_refuses_a_missing_m
         refused = (await hc.post("/a2a/jsonrpc", json=unnamed, headers=headers)).json()
         assert refused["error"]["code"] == -32602
         assert "do not match the A2A 1.0 schema" in refused["error"]["message"]
+
+
+LISTEN = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "subscriptions/listen",
+    "params": {"_meta": MODERN_META, "notifications": {"toolsListChanged": True}},
+}
+
+
+def _listen_headers(token: str) -> dict[str, str]:
+    modern = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
+    return {**_headers(token), **modern}
+
+
+async def test_serve_at_max_streams_ends_alices_oldest_idle_stream_for_bob() -> None:
+    caps = ["--max-streams", "2", "--max-streams-per-caller", "2"]
+    async with (
+        serve_process("examples.todo:runtime", "--mcp", "http", *TOKENS, *caps) as origin,
+        httpx.AsyncClient(base_url=origin, timeout=30) as hc,
+        AsyncExitStack() as stack,
+    ):
+        alice = [
+            await stack.enter_async_context(
+                hc.stream("POST", "/mcp", json=LISTEN, headers=_listen_headers("alice-token"))
+            )
+            for _ in range(2)
+        ]
+        assert [r.status_code for r in alice] == [200, 200]  # alice holds the server's cap
+        bob = await stack.enter_async_context(
+            hc.stream("POST", "/mcp", json=LISTEN, headers=_listen_headers("bob-token"))
+        )
+        assert bob.status_code == 200  # not a 503: the longest idle stream made room
+        async for _chunk in alice[0].aiter_bytes():  # her oldest ends, as a complete body
+            pass
+        assert alice[0].is_stream_consumed
+        # at the cap again (alice's newer stream and bob's): the longest idle is now alice's
+        # newer one, opened before bob's, and it makes room in turn
+        third = await stack.enter_async_context(
+            hc.stream("POST", "/mcp", json=LISTEN, headers=_listen_headers("alice-token"))
+        )
+        assert third.status_code == 200
+        async for _chunk in alice[1].aiter_bytes():
+            pass
+        assert alice[1].is_stream_consumed

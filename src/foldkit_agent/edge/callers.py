@@ -17,6 +17,15 @@ Who the caller is comes only from what step 3 of :class:`~.guard.EdgeGuard` veri
   anonymous callers can never exhaust what authenticated ones need. (Client addresses are not
   used: on loopback or behind a proxy they are all the same, and they are easy to vary.)
 
+Idle eviction (streams). A :class:`Slots` made with ``evict_idle=True`` does not refuse a
+caller below its share when the server is at its total: it ends the stream that has been idle
+longest (no event sent, keep-alive comments aside) to make room, and counts it in
+:attr:`Slots.evicted`. The evicted stream gets a clean end: :func:`serve_held` cancels the
+application serving it and closes the response body properly, and the client (an SSE client
+reconnects by itself) sees its stream end. So a server at its cap still serves a new caller,
+while each caller stays within its share. A stream whose response has not started is never
+evicted; with none to evict, the answer is the 503.
+
 Example:
     >>> streams = Slots("open event streams", per_caller=16, total=1000)
     >>> slot = streams.take("principal:alice")   # raises CapReached at a cap
@@ -25,10 +34,13 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from starlette.types import Scope
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .wire import WireError
 
@@ -48,6 +60,7 @@ __all__ = [
     "Slot",
     "Slots",
     "caller_key",
+    "serve_held",
 ]
 
 ANONYMOUS: Final = "anonymous"
@@ -144,18 +157,26 @@ class CapReached(Exception):
         self.err = err
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Slot:
-    """One resource held by ``caller``; :meth:`release` gives it back (once)."""
+    """One resource held by ``caller``; :meth:`release` gives it back (once).
+
+    Attributes:
+        last_active: ``time.monotonic()`` when it was taken or last carried an event.
+        evict: ends what holds it (set by :func:`serve_held` once its response started);
+            ``None`` while it cannot be evicted.
+    """
 
     slots: Slots
     caller: str
     released: bool = False
+    last_active: float = field(default_factory=time.monotonic)
+    evict: Callable[[], None] | None = None
 
     def release(self) -> None:
         if not self.released:
             self.released = True
-            self.slots.give_back(self.caller)
+            self.slots.give_back(self)
 
 
 class Slots:
@@ -165,19 +186,27 @@ class Slots:
         what: the resource in the plural, for refusals (``"open event streams"``).
         per_caller: most one caller may hold.
         total: most all callers may hold together.
+        evict_idle: at ``total``, end the slot idle longest instead of refusing a caller
+            below its share (module docs).
+
+    Attributes:
+        evicted: how many slots were ended to make room.
 
     Raises:
         ValueError: a cap below 1.
     """
 
-    def __init__(self, what: str, *, per_caller: int, total: int) -> None:
+    def __init__(self, what: str, *, per_caller: int, total: int, evict_idle: bool = False) -> None:
         if per_caller < 1 or total < 1:
             raise ValueError(f"the caps on {what} must be at least 1")
         self.what = what
         self.per_caller = per_caller
         self.total = total
+        self.evict_idle = evict_idle
+        self.evicted = 0
         self._held: dict[str, int] = {}
         self._count = 0
+        self._slots: set[Slot] = set()
 
     def __len__(self) -> int:
         return self._count
@@ -213,22 +242,76 @@ class Slots:
         """Hold one more for ``caller``.
 
         Raises:
-            CapReached: ``caller`` holds its share (429), or all callers hold the total (503).
+            CapReached: ``caller`` holds its share (429), or all callers hold the total (503)
+                and none can be evicted.
         """
         refused = self.refusal(caller)
+        if refused is not None and refused.status == 503 and self._evict_one():
+            refused = self.refusal(caller)
         if refused is not None:
             raise CapReached(refused)
         self._held[caller] = self._held.get(caller, 0) + 1
         self._count += 1
-        return Slot(self, caller)
+        slot = Slot(self, caller)
+        self._slots.add(slot)
+        return slot
 
-    def give_back(self, caller: str) -> None:
-        """Release one held by ``caller`` (use :meth:`Slot.release`)."""
-        held = self._held.get(caller, 0)
+    def _evict_one(self) -> bool:
+        if not self.evict_idle:
+            return False
+        idle = [s for s in self._slots if s.evict is not None]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda s: s.last_active)
+        evict, victim.evict = victim.evict, None
+        assert evict is not None
+        victim.release()
+        self.evicted += 1
+        evict()
+        return True
+
+    def give_back(self, slot: Slot) -> None:
+        """Release ``slot`` (use :meth:`Slot.release`)."""
+        self._slots.discard(slot)
+        held = self._held.get(slot.caller, 0)
         if held <= 0:
             return
         if held == 1:
-            del self._held[caller]
+            del self._held[slot.caller]
         else:
-            self._held[caller] = held - 1
+            self._held[slot.caller] = held - 1
         self._count -= 1
+
+
+def _is_event(message: Message) -> bool:
+    """A body chunk that carries an event (an SSE comment line, a keep-alive ping, does not)."""
+    chunk: bytes = message.get("body", b"")
+    return bool(chunk) and not chunk.lstrip().startswith(b":")
+
+
+async def serve_held(app: ASGIApp, scope: Scope, receive: Receive, send: Send, slot: Slot) -> None:
+    """Run ``app`` for a request holding ``slot``, so that the slot can be evicted.
+
+    Each event sent marks the slot active; once the response has started the slot is
+    evictable: eviction cancels ``app`` and ends the response body (an empty last chunk), so
+    the client sees its stream end cleanly. A response that completed is not evictable.
+    """
+    started = complete = False
+    with anyio.CancelScope() as cancel:
+
+        async def tracked(message: Message) -> None:
+            nonlocal started, complete
+            if message["type"] == "http.response.start":
+                started = True
+                slot.evict = cancel.cancel
+            elif message["type"] == "http.response.body":
+                if _is_event(message):
+                    slot.last_active = time.monotonic()
+                if not message.get("more_body", False):
+                    complete = True
+                    slot.evict = None
+            await send(message)
+
+        await app(scope, receive, tracked)
+    if cancel.cancelled_caught and started and not complete:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})

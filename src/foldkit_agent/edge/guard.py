@@ -58,7 +58,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .callers import CapReached, Slots, caller_key
+from .callers import CapReached, Slot, Slots, caller_key, serve_held
 from .disconnect import watch
 from .hosts import Authority, HostPolicy, parse_host, parse_origin
 from .limits import BODY_METHODS, PREAUTH_DRAIN, Body, declared_length, drain, read_capped
@@ -378,18 +378,24 @@ class EdgeGuard:
                 return
         try:
             if not with_body:
-                await self.app(scope, receive, send)
+                await self._serve(scope, receive, send, slot)
                 return
             if value is not _NO_BODY:
                 scope[BODY_KEY] = value
             watching = watch(bytes(body.data), receive, send, scope)  # disconnect cancels
             try:
-                await self.app(scope, watching.receive, watching.send)
+                await self._serve(scope, watching.receive, watching.send, slot)
             finally:
                 watching.close()
         finally:
             if slot is not None:
                 slot.release()
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, slot: Slot | None) -> None:
+        if slot is not None and slot.slots.evict_idle:
+            await serve_held(self.app, scope, receive, send, slot)
+        else:
+            await self.app(scope, receive, send)
 
 
 class _Refused(Exception):

@@ -142,3 +142,27 @@ async def test_anonymous_callers_share_one_bucket() -> None:
                 assert message.startswith("Anonymous callers already hold 1 open MCP streams")
                 assert json.loads(second.text)["id"] is None
                 assert len(app.state.mcp_streams) == 1
+
+
+async def test_at_the_server_cap_the_longest_idle_stream_ends_for_a_new_caller() -> None:
+    async with serving(max_streams_per_caller=2, max_streams=2) as (hc, app):
+        streams = app.state.mcp_streams
+        async with hc.stream("POST", "/mcp", json=LISTEN, headers=_modern("alice-token")) as old:
+            assert old.status_code == 200
+            async with hc.stream(
+                "POST", "/mcp", json=LISTEN, headers=_modern("alice-token")
+            ) as newer:
+                assert newer.status_code == 200
+                assert streams.held_by("principal:alice") == 2  # alice fills the server's cap
+                async with _listening(hc, "bob-token") as bob:
+                    assert bob == 200  # bob still gets a stream ...
+                    assert streams.evicted == 1
+                    assert streams.held_by("principal:alice") == 1
+                    assert streams.held_by("principal:bob") == 1
+                    # ... and alice's oldest stream ends cleanly: its chunked body completes
+                    # (an abrupt close would raise httpx.RemoteProtocolError here)
+                    async for _chunk in old.aiter_bytes():
+                        pass
+                    assert old.is_stream_consumed
+                    assert streams.held_by("principal:alice") == 1  # her newer one stays
+    assert len(streams) == 0

@@ -269,7 +269,10 @@ def http_app(
         total=max_sessions,
     )
     streams = Slots(
-        "open MCP streams", per_caller=min(max_streams_per_caller, max_streams), total=max_streams
+        "open MCP streams",
+        per_caller=min(max_streams_per_caller, max_streams),
+        total=max_streams,
+        evict_idle=True,
     )
     app.add_middleware(
         SessionCaps, sessions=sessions, manager=lambda: server.session_manager, path=path

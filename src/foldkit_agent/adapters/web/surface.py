@@ -338,7 +338,10 @@ def agent_surface(
         service_only=service_only,
     )
     streams = Slots(
-        "open event streams", per_caller=min(max_streams_per_caller, max_streams), total=max_streams
+        "open event streams",
+        per_caller=min(max_streams_per_caller, max_streams),
+        total=max_streams,
+        evict_idle=True,
     )
     guard = Middleware(
         EdgeGuard,
