@@ -314,3 +314,41 @@ async def test_a_caller_that_goes_away_aborts_its_call_on_every_transport(tmp_pa
         server.proc.send_signal(signal.SIGTERM)
         with anyio.fail_after(30):
             assert await server.proc.wait() == 0
+
+
+# -- a second signal cuts the drain short, and still answers and audits every call ---------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_second_signal_answers_every_call_now_and_keeps_the_audit(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Before: the second signal forced uvicorn out, the callers got no answer and the
+    process exited 0 without closing the audit sink."""
+    async with serving(tmp_path, "--drain-timeout", "120") as server:
+
+        async def signal_twice() -> None:
+            server.proc.send_signal(sig)
+            await server.until(r"shutting down: draining 6 call")  # waiting up to 120 s
+            server.proc.send_signal(sig)
+
+        answers = await calls_then(server, signal_twice)
+        assert server.proc.stderr is not None
+        with anyio.fail_after(30):
+            said = (await server.proc.stderr.read()).decode()  # to the end: the process ended
+            code = await server.proc.wait()
+    assert code == 128 + sig  # 143 or 130: the drain was cut short
+    assert "second signal: aborting the calls still in flight now" in said
+    assert sorted(answers) == sorted(TRANSPORTS)
+    for answer in answers.values():
+        assert not answer.ok, answer
+        assert "server shut down" in answer.text, answer
+    for name in ("mcp-legacy", "mcp-2026", "page", "native"):
+        assert answers[name].status == "unknown", answers[name]
+    for name in ("a2a-send", "a2a-stream"):
+        assert answers[name].status == "TASK_STATE_CANCELED", answers[name]
+    entries = SqliteAuditSink(server.audit).query()  # every answered call is in the audit
+    assert len(entries) == len(TRANSPORTS)
+    assert {(e.decision, e.outcome) for e in entries} == {("unknown", "AgentCancelledError")}
+    answered = {a.invocation_id for a in answers.values() if a.invocation_id}
+    assert answered <= {e.invocation_id for e in entries}

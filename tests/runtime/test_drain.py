@@ -147,3 +147,24 @@ def test_the_cancellation_json_is_the_same_in_a_shutdown() -> None:
     shut = AgentCancelledError(capability="x", dispatched=True, shutdown=True)
     assert set(plain.to_json()) == set(shut.to_json())
     assert plain.message != shut.message
+
+
+async def test_a_drain_cut_short_aborts_and_answers_the_calls_before_its_deadline() -> None:
+    gated = GatedHost()
+    rt = bound(gated)
+    call = asyncio.ensure_future(rt.call("pressed", {}, Invocation()))
+    await gated.entered.wait()
+    cut = asyncio.Event()
+    draining = asyncio.ensure_future(drain(rt, within=3600, cut=cut))
+    await asyncio.sleep(0)
+    assert rt.draining and not draining.done()
+    cut.set()  # a second SIGTERM
+    drained = await draining
+    outcome = await call
+    assert (drained.in_flight, drained.aborted, drained.left) == (1, 1, 0)
+    assert outcome.kind == "unknown"
+    assert "The server shut down" in outcome.text
+    assert rt.audit is not None
+    assert [(e.decision, e.outcome) for e in rt.audit.entries()] == [
+        ("unknown", "AgentCancelledError")
+    ]

@@ -355,14 +355,20 @@ async def run_http(
     drain_timeout: float | None = None,
     after_drain: Callable[[], Awaitable[None]] | None = None,
     limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
-) -> None:
+) -> int | None:
     """Serve ``asgi`` with uvicorn on this event loop until cancelled or told to stop.
 
     On SIGTERM or SIGINT it drains ``runtimes`` first (:mod:`foldkit_agent.edge.serving`):
     stop accepting, let calls in flight finish up to ``drain_timeout`` seconds (default: the
     longest completion timeout in the contracts plus 5 s), answer the rest "the server shut
     down, outcome unknown", await ``after_drain``, then shut uvicorn down and return (the
-    signal is not re-raised, so the caller's cleanup runs and the process exits 0).
+    signal is not re-raised, so the caller's cleanup runs and the process exits 0). A second
+    signal cuts the wait for the calls in flight short: they are answered at once, and the
+    rest of the shutdown runs as before.
+
+    Returns:
+        ``None``, or the number of the second signal that cut the drain short (``serve``
+        then exits ``128 +`` that number once its cleanup is done).
 
     Args:
         asgi: the app.
@@ -395,6 +401,7 @@ async def run_http(
     restore = quiet_accept_errors(asyncio.get_running_loop())
     try:
         await asyncio.shield(serving)
+        return server.cut_by
     except asyncio.CancelledError:
         # Shut down the way a signal does (lifespans exit cleanly), then keep cancelling.
         server.should_exit = True
@@ -803,7 +810,7 @@ def serve(
                         file=sys.stderr,
                         flush=True,
                     )
-                await run_http(
+                cut_by[0] = await run_http(
                     asgi,
                     sock=sock,
                     runtimes=[rt],
@@ -812,6 +819,7 @@ def serve(
                     limits=connection_limits,
                 )
 
+    cut_by: list[int | None] = [None]  # the second signal that cut the drain short
     try:
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(main)
@@ -825,3 +833,5 @@ def serve(
         fail(f"this adapter needs {top!r}: pip install 'foldkit-agent[{extra}]'")
     except OSError as err:
         fail(f"cannot listen on {host}:{port}: {err.strerror or err}")
+    if cut_by[0] is not None:  # answered, audited and closed, but not every call completed
+        raise typer.Exit(128 + cut_by[0])

@@ -22,7 +22,13 @@ audit entries still queued are lost.
    closed by whoever opened them), and ``serve()`` *returns*: no signal is re-raised, so the
    process exits 0 through its own cleanup.
 
-A second signal stops at once (uvicorn's forced exit), without waiting for the drain.
+A second signal cuts the drain short and keeps everything else: the calls still running are
+aborted at once and answered in their protocol's words ("the server shut down; the outcome is
+unknown"), each with its audit entry, and the shutdown goes on as above (answers written,
+lifespans left, sinks flushed and closed); ``server.cut_by`` is then that signal's number
+(``serve`` exits ``128 + signal``: 143 for SIGTERM, 130 for SIGINT, so a supervisor can tell a
+drain cut short from a complete one). A third signal stops at once (uvicorn's forced exit),
+without answering or flushing anything more.
 """
 
 from __future__ import annotations
@@ -69,6 +75,8 @@ def draining_server(
 
     Returns:
         A ``uvicorn.Server``; ``await server.serve()`` returns after the drain and shutdown.
+        Its ``cut_by`` is the number of the second signal that cut the drain short, or
+        ``None``.
 
     Example:
         >>> server = draining_server(uvicorn.Config(app, port=8000), [rt])
@@ -78,6 +86,9 @@ def draining_server(
 
     class DrainingServer(uvicorn.Server):
         draining: asyncio.Task[None] | None = None
+        cut_by: int | None = None
+        cut: asyncio.Event | None = None
+        signals = 0
 
         @contextlib.contextmanager
         def capture_signals(self) -> Generator[None]:
@@ -93,15 +104,26 @@ def draining_server(
                     signal.signal(sig, handler)
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            if self.draining is not None or self.loop is None:  # a second signal: stop now
+            self.signals += 1
+            if self.loop is None or self.signals > 2:  # a third signal: stop now
                 self.should_exit = True
                 self.force_exit = True
+                return
+            if self.signals == 2:  # a second: abort and answer the calls in flight now
+                self.cut_by = sig
+                self.loop.call_soon_threadsafe(self.cut_short)
                 return
             self.loop.call_soon_threadsafe(self.start_drain)
 
         def start_drain(self) -> None:
             if self.draining is None:
+                self.cut = asyncio.Event()
                 self.draining = asyncio.ensure_future(self.drain_then_exit())
+
+        def cut_short(self) -> None:
+            _log.warning("second signal: aborting the calls still in flight now")
+            if self.cut is not None:
+                self.cut.set()
 
         async def drain_then_exit(self) -> None:
             try:
@@ -110,7 +132,7 @@ def draining_server(
                 _log.warning(
                     "shutting down: draining %d call(s) in flight (up to %gs)", pending, seconds
                 )
-                drained = await drain(*runtimes, within=seconds, grace=grace)
+                drained = await drain(*runtimes, within=seconds, grace=grace, cut=self.cut)
                 if on_drained is not None:
                     on_drained(drained)
                 _log.warning(

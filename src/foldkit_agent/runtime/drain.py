@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from ..contract.completion import Completion, StateCompletion
 from .bound import AgentRuntime
@@ -71,6 +72,7 @@ async def drain(
     *runtimes: AgentRuntime[object, object],
     within: float | None = None,
     grace: float = DEFAULT_ABORT_GRACE,
+    cut: asyncio.Event | None = None,
 ) -> Drained:
     """Stop accepting calls, wait for those in flight, then abort and answer the rest.
 
@@ -79,6 +81,8 @@ async def drain(
         within: seconds the calls in flight get to finish on their own; default
             :func:`drain_timeout` of the runtimes. ``0`` aborts them at once.
         grace: seconds the aborted calls get to answer (each writes its audit entry).
+        cut: once set, the wait for the calls in flight ends at once, as if the deadline had
+            passed (a second SIGTERM): the calls still running are aborted and answered.
 
     Returns:
         :class:`Drained`: how many were in flight, aborted, and left.
@@ -100,8 +104,20 @@ async def drain(
         rt.stop_accepting()
     in_flight = sum(rt.pending() for rt in runtimes)
     deadline = loop.time() + deadline_in
-    for rt in runtimes:
-        await rt.until_idle(deadline - loop.time())
+
+    async def idle() -> None:
+        for rt in runtimes:
+            await rt.until_idle(deadline - loop.time())
+
+    waiting = asyncio.ensure_future(idle())
+    waits: set[asyncio.Future[Any]] = {waiting}
+    if cut is not None:
+        waits.add(asyncio.ensure_future(cut.wait()))
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in waits:
+            pending.cancel()
     aborted = 0
     if any(rt.pending() for rt in runtimes):
         aborted = sum(rt.abort_in_flight() for rt in runtimes)
