@@ -102,3 +102,29 @@ async def test_serve_at_max_streams_ends_alices_oldest_idle_stream_for_bob() -> 
         async for _chunk in alice[1].aiter_bytes():
             pass
         assert alice[1].is_stream_consumed
+
+
+async def test_serve_webmcp_gives_each_page_session_its_own_share_of_event_streams() -> None:
+    async with (
+        serve_process(
+            "examples.todo:runtime", "--webmcp", "--max-streams-per-caller", "1"
+        ) as origin,
+        httpx.AsyncClient(base_url=origin, timeout=30) as page_a,
+        httpx.AsyncClient(base_url=origin, timeout=30) as page_b,
+        httpx.AsyncClient(base_url=origin, timeout=30) as made_up,
+        AsyncExitStack() as stack,
+    ):
+        for page in (page_a, page_b):
+            assert (await page.get("/agent/session")).status_code == 200  # sets its cookie
+        opened = await stack.enter_async_context(page_a.stream("GET", "/agent/events"))
+        assert opened.status_code == 200
+        refused = await page_a.get("/agent/events")
+        assert refused.status_code == 429  # page A is at its share ...
+        assert "per-caller cap 1" in refused.json()["structuredContent"]["message"]
+        other = await stack.enter_async_context(page_b.stream("GET", "/agent/events"))
+        assert other.status_code == 200  # ... and page B still gets its own
+        # a cookie the server never handed a token to is the one anonymous caller
+        made_up.cookies.set("foldkit_agent_sid", "made-up")
+        anonymous = await stack.enter_async_context(made_up.stream("GET", "/agent/events"))
+        assert anonymous.status_code == 200
+        assert (await made_up.get("/agent/events")).status_code == 429

@@ -284,6 +284,7 @@ def http_parts(
                 allowed_hosts=allowed_hosts,
                 max_streams_per_caller=caps.streams_per_caller,
                 max_streams=caps.streams,
+                max_page_sessions=caps.page_sessions,
             )
 
         parts.append(webmcp_part)
@@ -419,6 +420,7 @@ _FLAG_NAMES = {
     "streams": "max-streams",
     "sessions_per_caller": "max-sessions-per-caller",
     "sessions": "max-sessions",
+    "page_sessions": "max-page-sessions",
     "tasks_per_caller": "max-tasks-per-caller",
     "tasks": "max-tasks",
 }
@@ -626,6 +628,11 @@ def serve(
         "--max-streams",
         help="Open streams all callers may hold per adapter",
     ),
+    max_page_sessions: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.page_sessions,
+        "--max-page-sessions",
+        help="With --webmcp: page sessions that each hold their own share of streams",
+    ),
     max_sessions_per_caller: int = typer.Option(
         DEFAULT_CALLER_LIMITS.sessions_per_caller,
         "--max-sessions-per-caller",
@@ -707,6 +714,7 @@ def serve(
             sessions_per_caller=max_sessions_per_caller,
             sessions=max_sessions,
             session_idle_timeout=session_idle_timeout,
+            page_sessions=max_page_sessions,
             tasks_per_caller=max_tasks_per_caller,
             tasks=max_tasks,
             task_max_age=task_max_age,

@@ -47,6 +47,7 @@ from .wire import WireError
 __all__ = [
     "ANONYMOUS",
     "DEFAULT_CALLER_LIMITS",
+    "DEFAULT_PAGE_SESSIONS",
     "DEFAULT_SESSIONS",
     "DEFAULT_SESSIONS_PER_CALLER",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
@@ -78,6 +79,8 @@ DEFAULT_SESSIONS: Final = 1000
 own default is 10,000)."""
 DEFAULT_SESSION_IDLE_TIMEOUT: Final = 1800.0
 """Seconds after which an MCP session with no request in flight is closed (the SDK's)."""
+DEFAULT_PAGE_SESSIONS: Final = 1000
+"""Most page sessions a page surface counts apart, each with its own share of streams."""
 DEFAULT_TASKS_PER_CALLER: Final = 1000
 """Most A2A tasks kept for one caller."""
 DEFAULT_TASKS: Final = 10_000
@@ -94,6 +97,8 @@ class CallerLimits:
         streams_per_caller, streams: open streams per adapter (MCP ``GET`` and
             ``subscriptions/listen``; the page's ``events``).
         sessions_per_caller, sessions, session_idle_timeout: handshake-era MCP sessions.
+        page_sessions: page sessions counted apart (each its own share of ``events``
+            streams; past it the oldest counts as anonymous again).
         tasks_per_caller, tasks, task_max_age: A2A tasks kept
             (:class:`~foldkit_agent.adapters.a2a.BoundedTaskStore`).
 
@@ -106,6 +111,7 @@ class CallerLimits:
     sessions_per_caller: int = DEFAULT_SESSIONS_PER_CALLER
     sessions: int = DEFAULT_SESSIONS
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
+    page_sessions: int = DEFAULT_PAGE_SESSIONS
     tasks_per_caller: int = DEFAULT_TASKS_PER_CALLER
     tasks: int = DEFAULT_TASKS
     task_max_age: float = DEFAULT_TASK_MAX_AGE
@@ -120,6 +126,7 @@ class CallerLimits:
             "streams",
             "sessions_per_caller",
             "sessions",
+            "page_sessions",
             "tasks_per_caller",
             "tasks",
         ):

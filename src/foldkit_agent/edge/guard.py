@@ -208,6 +208,8 @@ class EdgeGuard:
             five steps: the :class:`~.callers.Slots` it holds while it is served (an event
             stream), taken for :func:`~.callers.caller_key`; a caller at a cap is refused
             there (429 or 503, in the route's shape) and the app is not called.
+        caller: ``(scope) -> key`` of who holds what ``hold`` takes (default
+            :func:`~.callers.caller_key`; the page surface counts each page session apart).
 
     Raises:
         ValueError: ``max_body`` below 2 bytes, or a malformed ``allowed_origins`` entry.
@@ -227,6 +229,7 @@ class EdgeGuard:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_items: int = DEFAULT_MAX_ITEMS,
         hold: Hold | None = None,
+        caller: Callable[[Scope], str] = caller_key,
     ) -> None:
         if max_body < 2:
             raise ValueError("max_body must be at least 2 bytes")
@@ -247,6 +250,7 @@ class EdgeGuard:
         self.max_depth = max_depth
         self.max_items = max_items
         self.hold = hold
+        self.caller = caller
 
     # -- the steps ------------------------------------------------------------------------------
 
@@ -371,7 +375,7 @@ class EdgeGuard:
         slot = None
         if slots is not None:
             try:
-                slot = slots.take(caller_key(scope))
+                slot = slots.take(self.caller(scope))
             except CapReached as cap:
                 refused = _Refused(rules, cap.err, authenticated=True)
                 await self._refuse(scope, receive, send, refused, body)

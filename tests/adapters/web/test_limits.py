@@ -37,3 +37,39 @@ async def test_pages_at_their_share_of_event_streams_are_refused_with_429_naming
             again = client.stream("GET", "/events")
             async with again as reopened:
                 assert reopened.status_code == 200
+
+
+async def test_two_page_sessions_each_hold_their_own_share_of_event_streams() -> None:
+    async with run_todo() as (_running, rt):
+        app = agent_surface(rt, max_streams_per_caller=1, max_streams=10, max_page_sessions=2)
+        async with (
+            serve(app) as url,
+            httpx.AsyncClient(base_url=url, timeout=10) as page_a,
+            httpx.AsyncClient(base_url=url, timeout=10) as page_b,
+            AsyncExitStack() as stack,
+        ):
+            for page in (page_a, page_b):
+                assert (await page.get("/session")).status_code == 200
+            assert len(app.state.page_sessions) == 2
+            first = await stack.enter_async_context(page_a.stream("GET", "/events"))
+            assert first.status_code == 200
+            assert (await page_a.get("/events")).status_code == 429
+            second = await stack.enter_async_context(page_b.stream("GET", "/events"))
+            assert second.status_code == 200
+            streams = app.state.event_streams
+            sid_a = page_a.cookies["foldkit_agent_sid"]
+            assert streams.held_by(f"page-session:{sid_a}") == 1
+            assert streams.held_by("anonymous") == 0
+
+
+async def test_past_the_cap_on_page_sessions_the_oldest_counts_as_anonymous_again() -> None:
+    async with run_todo() as (_running, rt):
+        app = agent_surface(rt, max_page_sessions=1)
+        async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=10) as first:
+            await first.get("/session")
+            sid = first.cookies["foldkit_agent_sid"]
+            assert sid in app.state.page_sessions
+            async with httpx.AsyncClient(base_url=url, timeout=10) as newer:
+                await newer.get("/session")
+            assert sid not in app.state.page_sessions
+            assert len(app.state.page_sessions) == 1

@@ -84,6 +84,7 @@ import json
 import logging
 import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -103,7 +104,14 @@ from ...contract.approval import Approval, Approver
 from ...contract.calls import Invocation
 from ...contract.declare import Capability
 from ...edge.approvals import Asked, ParkedApproval, ParkedApprovals
-from ...edge.callers import DEFAULT_STREAMS, DEFAULT_STREAMS_PER_CALLER, Slots
+from ...edge.callers import (
+    ANONYMOUS,
+    DEFAULT_PAGE_SESSIONS,
+    DEFAULT_STREAMS,
+    DEFAULT_STREAMS_PER_CALLER,
+    Slots,
+    caller_key,
+)
 from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
 from ...edge.disconnect import carries_call
@@ -240,6 +248,53 @@ class _Config:
     trust_service_approvals: bool
 
 
+class PageSessions:
+    """The page sessions a surface counts apart, most recently seen last, at most ``cap``.
+
+    A page session is noted when the page asks ``GET session`` for its CSRF token (the id is
+    the surface's own cookie, or what ``session_of`` returns). Each noted session holds its own
+    share of ``events`` streams; a request whose session was never noted here (a cookie the page
+    made up) or was pushed out by newer ones counts as the one anonymous caller. So one browser
+    cannot take every page's streams, and minting sessions buys at most ``cap`` buckets, all
+    within the total cap on streams.
+    """
+
+    def __init__(self, cap: int = DEFAULT_PAGE_SESSIONS) -> None:
+        if cap < 1:
+            raise ValueError(f"the cap on page sessions must be at least 1, got {cap}")
+        self.cap = cap
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def __contains__(self, sid: object) -> bool:
+        return sid in self._seen
+
+    def note(self, sid: str) -> None:
+        self._seen[sid] = None
+        self._seen.move_to_end(sid)
+        while len(self._seen) > self.cap:
+            self._seen.popitem(last=False)
+
+
+def _page_caller(sessions: PageSessions, session_of: SessionOf | None) -> Callable[[Scope], str]:
+    """The edge guard's ``caller`` for the surface: an authenticated caller as everywhere,
+    else the page session (``"page-session:<id>"``) when it is one of ``sessions``."""
+
+    def caller(scope: Scope) -> str:
+        key = caller_key(scope)
+        if key != ANONYMOUS:
+            return key
+        request = Request(scope)
+        if service_caller(request) is not None:
+            return key
+        sid = session_id(request, session_of)
+        return f"page-session:{sid}" if sid is not None and sid in sessions else ANONYMOUS
+
+    return caller
+
+
 def _events_hold(streams: Slots) -> Hold:
     def hold(scope: Any, _body: Any) -> Slots | None:
         return streams if scope.get("method") == "GET" and route_path(scope) == "/events" else None
@@ -265,6 +320,7 @@ def agent_surface(
     trust_service_approvals: bool = False,
     max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
     max_streams: int = DEFAULT_STREAMS,
+    max_page_sessions: int = DEFAULT_PAGE_SESSIONS,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
 
@@ -303,10 +359,13 @@ def agent_surface(
     answer it, and the runtime's ``approval_timeout`` bounds the wait. A page without a session
     has no person to ask: the call is refused as ``"unavailable"``.
         max_streams_per_caller, max_streams: most open ``events`` streams one caller and all
-            callers may hold (defaults 16 and 1,000); past them 429 or 503 naming the cap.
-            A page has no authenticated caller, so every page counts as the one anonymous
-            caller (:data:`foldkit_agent.edge.callers.ANONYMOUS`): pages together hold at
-            most one caller's share, and a cookie a page mints for itself buys no more.
+            callers may hold (defaults 16 and 1,000); past them 429 or 503 naming the cap (at
+            the total, the longest-idle stream is ended to make room instead).
+        max_page_sessions: page sessions counted apart (default 1,000; :class:`PageSessions`):
+            each page session that asked ``session`` for its token holds its own share of
+            streams; any other anonymous page is the one anonymous caller
+            (:data:`foldkit_agent.edge.callers.ANONYMOUS`), so a cookie a page makes up for
+            itself buys nothing.
 
     Returns:
         A :class:`starlette.applications.Starlette` app with the routes listed in the module
@@ -330,7 +389,8 @@ def agent_surface(
         ping=ping,
         trust_service_approvals=trust_service_approvals,
     )
-    surface = _Surface(config)
+    sessions = PageSessions(max_page_sessions)
+    surface = _Surface(config, sessions)
     auth = SurfaceAuth(
         service_auth=service_auth,
         csrf=config.csrf,
@@ -354,6 +414,7 @@ def agent_surface(
         allowed_origins=allowed_origins,
         max_items=max_items,
         hold=_events_hold(streams),
+        caller=_page_caller(sessions, session_of),
     )
     app = Starlette(
         routes=[
@@ -368,14 +429,16 @@ def agent_surface(
         middleware=[guard],
     )
     app.state.event_streams = streams
+    app.state.page_sessions = sessions
     return app
 
 
 class _Surface:
     """The route handlers of one :func:`agent_surface`."""
 
-    def __init__(self, config: _Config) -> None:
+    def __init__(self, config: _Config, sessions: PageSessions) -> None:
         self.c = config
+        self.sessions = sessions
         self.parked = ParkedApprovals()  # page calls waiting for the person's answer
         self.streams: dict[str | None, set[_ChangeFeed]] = {}  # session -> its event streams
 
@@ -443,6 +506,7 @@ class _Surface:
             sid = new_cookie = secrets.token_urlsafe(32)
         if sid is None:
             return rejected(403, "no-session", "Sign in to the page first.")
+        self.sessions.note(sid)  # from now on this page holds its own share of streams
         response = JSONResponse(
             {"csrfToken": self.c.csrf.token_for(sid), "csrfHeader": CSRF_HEADER},
             headers={"Cache-Control": "no-store"},
