@@ -64,3 +64,15 @@ def postgres_dsn(postgres_cluster: Any) -> Any:
     """The DSN of a fresh, empty database on the session's cluster, dropped afterwards."""
     with postgres_cluster.database() as dsn:
         yield dsn
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def todo_store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    """Where the todo example saves (what FOLDKIT_TODO_STORE takes): a SQLite file, or a
+    fresh PostgreSQL database on the session's cluster as ``postgres:DSN``."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "todos.db")
+        return
+    cluster: Any = request.getfixturevalue("postgres_cluster")
+    with cluster.database() as dsn:
+        yield f"postgres:{dsn}"

@@ -172,10 +172,12 @@ class Run:
     stack: ExitStack
     server: Server | None = None
     servers: list[Server] = field(default_factory=list[Server])
+    exported: dict[str, str] = field(default_factory=dict[str, str])
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The reader's shell, in the scratch folder with the checkout importable."""
-        return environment(self.home, PYTHONPATH=str(ROOT), **extra)
+        """The reader's shell, in the scratch folder with the checkout importable (and what
+        the block's ``export`` lines set)."""
+        return environment(self.home, PYTHONPATH=str(ROOT), **self.exported, **extra)
 
     def local(self, text: str) -> str:
         """``text`` with the docs' placeholder paths made real (see :data:`PLACEHOLDERS`)."""
@@ -419,7 +421,15 @@ def python_file(run: Run, cmd: Command, argv: list[str]) -> None:
 
 Runner = Callable[[Run, Command, list[str]], None]
 
+
+def export_variable(run: Run, cmd: Command, argv: list[str]) -> None:
+    """``export NAME=VALUE``: the block's later commands run with it set."""
+    name, _, value = argv[1].partition("=")
+    run.exported[name] = value
+
+
 RUNNERS: list[tuple[str, Runner]] = [
+    (r"export [A-Za-z_]\w*=\S*$", export_variable),
     (r"make demo$", make_demo),
     (r"make test$", make_test),
     (r"foldkit-agent demo$", demo_once),

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from foldkit_agent import Message, message_union, surface
 
+if TYPE_CHECKING:
+    from .store import TodoStore
+
 SAVE_DELAY = 0.05
-"""Seconds the pretend backend takes to save a todo."""
+"""Seconds the pretend backend takes to save a todo when the app runs without a store."""
 
 
 # MODEL
@@ -89,16 +93,56 @@ TodoMessage = message_union(
 # COMMAND
 
 
-def save_todo(todo: Todo, duplicate: bool, request_id: str | None) -> Any:
-    """Pretend to save ``todo`` remotely; a duplicate title is refused by the 'server'."""
+def save_todo(store: TodoStore | None, todo: Todo, duplicate: bool, request_id: str | None) -> Any:
+    """Save ``todo`` to ``store`` (or pretend to, without one); a duplicate title is refused."""
 
     async def run() -> Message:
-        await asyncio.sleep(SAVE_DELAY)
         if duplicate:
+            await asyncio.sleep(SAVE_DELAY if store is None else 0)
             return FailedToSaveTodo(
                 id=todo.id, reason="a todo with this title already exists", request_id=request_id
             )
+        try:
+            await (asyncio.sleep(SAVE_DELAY) if store is None else store.save(todo))
+        except Exception as exc:
+            return FailedToSaveTodo(
+                id=todo.id, reason=f"the store failed: {type(exc).__name__}", request_id=request_id
+            )
         return SavedTodo(id=todo.id, request_id=request_id)
+
+    return run
+
+
+def write_todo(store: TodoStore | None, todo: Todo | None) -> list[Any]:
+    """Store a changed todo (renamed or toggled). Nothing to do without a store, nor for a
+    todo whose first save has not answered yet (``SavedTodo`` writes it as it is by then)."""
+    if store is None or todo is None or not todo.saved:
+        return []
+
+    async def run() -> None:
+        await store.save(todo)
+
+    return [run]
+
+
+def delete_todo(store: TodoStore | None, todo_id: str) -> list[Any]:
+    """Remove a deleted todo from the store; nothing to do without a store."""
+    if store is None:
+        return []
+
+    async def run() -> None:
+        await store.delete(todo_id)
+
+    return [run]
+
+
+def load_todos(store: TodoStore) -> Any:
+    """Read the saved todos; the app receives them as :class:`ReceivedTodos` (nothing when
+    none were saved)."""
+
+    async def run() -> Message | None:
+        todos = await store.load()
+        return ReceivedTodos(todos=todos) if todos else None
 
     return run
 
@@ -111,7 +155,24 @@ def _replace(model: Model, todo_id: str, **changes: Any) -> Model:
     return model.model_copy(update={"todos": todos})
 
 
-def update(model: Model, message: Message) -> Model | tuple[Model, list[Any]]:
+def _find(model: Model, todo_id: str) -> Todo | None:
+    return next((t for t in model.todos if t.id == todo_id), None)
+
+
+def _then(model: Model, commands: list[Any]) -> Model | tuple[Model, list[Any]]:
+    return (model, commands) if commands else model
+
+
+def _next_id(todos: tuple[Todo, ...], at_least: int) -> int:
+    numbers = [int(t.id[5:]) for t in todos if t.id.startswith("todo-") and t.id[5:].isdigit()]
+    return max([at_least, *(n + 1 for n in numbers)])
+
+
+def update(
+    model: Model, message: Message, store: TodoStore | None = None
+) -> Model | tuple[Model, list[Any]]:
+    """The todo app's transitions; ``store`` is where its Commands save (``None``: nowhere,
+    a save only takes :data:`SAVE_DELAY`). :func:`with_store` binds one."""
     match message:
         case RequestedCreateTodo(title=title, request_id=request_id):
             todo = Todo(id=f"todo-{model.next_id}", title=title)
@@ -119,18 +180,23 @@ def update(model: Model, message: Message) -> Model | tuple[Model, list[Any]]:
             next_model = model.model_copy(
                 update={"todos": (*model.todos, todo), "next_id": model.next_id + 1}
             )
-            return next_model, [save_todo(todo, duplicate, request_id)]
+            return next_model, [save_todo(store, todo, duplicate, request_id)]
         case SavedTodo(id=todo_id):
-            return _replace(model, todo_id, saved=True)
+            saved = _replace(model, todo_id, saved=True)  # renamed or toggled meanwhile? write
+            return _then(saved, write_todo(store, _find(saved, todo_id)))
         case FailedToSaveTodo(id=todo_id):
             todos = tuple(t for t in model.todos if t.id != todo_id)
             selected = None if model.selected_todo_id == todo_id else model.selected_todo_id
             return model.model_copy(update={"todos": todos, "selected_todo_id": selected})
         case RequestedRenameTodo(id=todo_id, title=title):
-            return _replace(model, todo_id, title=title)
+            renamed = _replace(model, todo_id, title=title)
+            return _then(renamed, write_todo(store, _find(renamed, todo_id)))
         case ToggledTodo(id=todo_id):
-            todo = next((t for t in model.todos if t.id == todo_id), None)
-            return model if todo is None else _replace(model, todo_id, completed=not todo.completed)
+            todo = _find(model, todo_id)
+            if todo is None:
+                return model
+            toggled = _replace(model, todo_id, completed=not todo.completed)
+            return _then(toggled, write_todo(store, _find(toggled, todo_id)))
         case SelectedTodo(id=todo_id):
             if not any(t.id == todo_id for t in model.todos):
                 return model
@@ -140,11 +206,18 @@ def update(model: Model, message: Message) -> Model | tuple[Model, list[Any]]:
         case RequestedDeleteTodo(id=todo_id):
             todos = tuple(t for t in model.todos if t.id != todo_id)
             selected = None if model.selected_todo_id == todo_id else model.selected_todo_id
-            return model.model_copy(update={"todos": todos, "selected_todo_id": selected})
+            next_model = model.model_copy(update={"todos": todos, "selected_todo_id": selected})
+            return _then(next_model, delete_todo(store, todo_id))
         case ReceivedTodos(todos=todos):
-            return model.model_copy(update={"todos": todos})
+            next_id = _next_id(todos, model.next_id)
+            return model.model_copy(update={"todos": todos, "next_id": next_id})
         case _:
             return model
+
+
+def with_store(store: TodoStore) -> Any:
+    """``update`` whose Commands save to ``store`` (what :func:`~examples.todo.run_todo` runs)."""
+    return partial(update, store=store)
 
 
 App = surface.application(model=Model, message=TodoMessage, initial=Model(), update=update)

@@ -13,6 +13,8 @@ The protocol adapters need their extras and live in :mod:`foldkit_agent.adapters
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from . import agent, errors, projection, surface
 from .agent import AgentBuilder
 from .app.host import Host, SupportsHost, Unsubscribe
@@ -78,6 +80,19 @@ from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
 from .runtime.drain import Drained, drain, drain_timeout
 from .runtime.outcome import DEFECT_TEXT, Outcome, OutcomeKind, defect, summarize
 from .runtime.results import CompletionOutcome, DispatchResult
+
+if TYPE_CHECKING:
+    from .edge.tenants import Tenants
+
+
+def __getattr__(name: str) -> Any:
+    # Tenants lives in edge/, which needs the web extra (starlette): imported on first use.
+    if name == "Tenants":
+        from .edge.tenants import Tenants
+
+        return Tenants
+    raise AttributeError(f"module 'foldkit_agent' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 
@@ -146,6 +161,7 @@ __all__ = [
     "StateCompletion",
     "StateSource",
     "SupportsHost",
+    "Tenants",
     "Unsubscribe",
     "Variant",
     "Wiring",

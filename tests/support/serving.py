@@ -10,12 +10,15 @@ included.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import resource
+import signal
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -123,3 +126,76 @@ async def serve_process(
             await proc.wait()
         for line in rest.decode(errors="replace").splitlines() if stderr is not None else ():
             stderr.add(line)
+
+
+@dataclass
+class Served:
+    """A ``foldkit-agent serve`` subprocess (:func:`serving`) and what it said on stderr."""
+
+    proc: asyncio.subprocess.Process
+    origin: str
+    said: list[str] = field(default_factory=list[str])
+
+    async def line(self, pattern: str) -> str:
+        """The next line on the server's stderr matching ``pattern`` (waits up to 30 s)."""
+        assert self.proc.stderr is not None
+        with anyio.fail_after(30):
+            while True:
+                raw = await self.proc.stderr.readline()
+                assert raw, f"the server exited without saying {pattern!r}: {self.said}"
+                text = raw.decode()
+                self.said.append(text)
+                if re.search(pattern, text):
+                    return text
+
+    async def kill(self) -> None:
+        """SIGKILL: the process ends at once, none of its shutdown runs."""
+        self.proc.send_signal(signal.SIGKILL)
+        with anyio.fail_after(15):
+            assert await self.proc.wait() == -signal.SIGKILL
+
+
+@asynccontextmanager
+async def serving(
+    *args: str, env: Mapping[str, str] | None = None, target: str = "examples.todo:runtime"
+) -> AsyncIterator[Served]:
+    """Run ``foldkit-agent serve TARGET ARGS --port 0`` with ``env`` added to the environment;
+    yield it once its first line says where it serves; SIGTERM it on exit if still running."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "foldkit_agent.cli", "serve", target, *args, "--port", "0",
+        cwd=ROOT,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )  # fmt: skip
+    running = Served(proc, "")
+    try:
+        first = await running.line(r".")
+        assert first.startswith("serving "), first
+        found = re.search(r"http://[^/\s]+", first)
+        assert found is not None, first
+        running.origin = found.group(0)
+        yield running
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            with anyio.fail_after(15):
+                await proc.wait()
+
+
+@asynccontextmanager
+async def mcp_client(url: str, token: str | None = None) -> AsyncIterator[Any]:
+    """The official MCP client on ``url`` (streamable HTTP), sending ``token`` if given."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    http = httpx2.AsyncClient(headers=headers, timeout=10)
+    async with Client(streamable_http_client(url, http_client=http)) as client:
+        yield client
+
+
+async def todos_of(client: Any) -> list[dict[str, Any]]:
+    """The todos in the context an MCP client of the todo app reads."""
+    read = await client.read_resource("agent://context")
+    return json.loads(read.contents[0].text)["todos"]

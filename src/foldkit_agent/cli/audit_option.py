@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any
+
+import anyio
 
 from ..audit.log import AuditLog, AuditSink, audit_log
 from ..runtime.bound import AgentRuntime
+from .loading import TargetError
 
-__all__ = ["AUDIT_HELP", "attach_audit", "open_sink"]
+__all__ = ["AUDIT_HELP", "attach_audit", "audited", "open_sink"]
 
 AUDIT_HELP = (
     "Store every audit entry: sqlite:PATH, jsonl:PATH or postgres:DSN (a postgresql:// URI "
@@ -62,3 +68,24 @@ def attach_audit(rt: AgentRuntime[Any, Any], sink: AuditSink) -> AuditLog:
     else:
         rt.audit.use_sink(sink)
     return rt.audit
+
+
+@asynccontextmanager
+async def audited(rt: AgentRuntime[Any, Any], sink: AuditSink | None) -> AsyncGenerator[None]:
+    """Send ``rt``'s entries to ``sink`` while inside; flush and close it afterwards.
+
+    Raises:
+        TargetError: the runtime's log already has a sink of its own.
+    """
+    if sink is None:
+        yield
+        return
+    try:
+        log = attach_audit(rt, sink)
+    except ValueError as err:
+        raise TargetError(f"--audit: {err}") from None
+    try:
+        yield
+    finally:
+        with anyio.CancelScope(shield=True):
+            await asyncio.to_thread(log.close, 10.0)

@@ -48,8 +48,15 @@ from ..edge.startup import freeze_startup, frozen_lifespan
 from ..edge.tokens import Grant, TokenTable
 from ..runtime.bound import AgentRuntime
 from . import Command, app
-from .audit_option import AUDIT_HELP, attach_audit, open_sink
+from .audit_option import AUDIT_HELP, audited, open_sink
 from .loading import TargetError, fail, load_attr
+from .tenant_option import (
+    OpenRuntimes,
+    check_tenant_factory,
+    check_tenant_options,
+    close_sink,
+    serve_tenants,
+)
 
 if TYPE_CHECKING:
     from ..adapters.mcp.listing import Listing
@@ -61,8 +68,9 @@ line loads without the ``mcp`` extra)."""
 
 __all__ = ["HttpPart", "combine", "http_parts", "open_runtime", "run_http", "serve"]
 
-HttpPart = Callable[[AgentRuntime[Any, Any]], Starlette]
-"""Builds one adapter's Starlette app for a runtime (``host`` is bound by :func:`http_parts`)."""
+HttpPart = Callable[[Any], Starlette]
+"""Builds one adapter's Starlette app for a target: a runtime, or a ``resolve(ctx)`` such as
+:class:`~foldkit_agent.edge.Tenants` (``host`` is bound by :func:`http_parts`)."""
 
 
 @asynccontextmanager
@@ -141,7 +149,7 @@ def shape_hint(reference: str) -> str:
     )
 
 
-def combine(apps: Sequence[Starlette]) -> Starlette:
+def combine(apps: Sequence[Starlette], *, prefix: str = "/") -> Starlette:
     """One Starlette app serving several adapters' apps and running all their lifespans.
 
     A request goes to the first app that has a route matching it (each keeps its own
@@ -150,6 +158,8 @@ def combine(apps: Sequence[Starlette]) -> Starlette:
 
     Args:
         apps: at least one Starlette app.
+        prefix: where they are mounted; ``"/{tenant}"`` serves them under a tenant's path
+            (``/alice/mcp``), the segment left as the ``tenant`` path parameter.
 
     Raises:
         ValueError: ``apps`` is empty.
@@ -178,7 +188,7 @@ def combine(apps: Sequence[Starlette]) -> Starlette:
                 await stack.enter_async_context(part.router.lifespan_context(part))
             yield
 
-    return Starlette(routes=[Mount("/", app=dispatch)], lifespan=lifespan)
+    return Starlette(routes=[Mount(prefix, app=dispatch)], lifespan=lifespan)
 
 
 EXTRAS = {"mcp": "mcp", "mcp_types": "mcp", "a2a": "a2a", "sse_starlette": "web", "google": "a2a"}
@@ -256,7 +266,7 @@ def http_parts(
 
         verifier = None if table is None else StaticTokenVerifier(table)
 
-        def mcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
+        def mcp_part(rt: Any) -> Starlette:
             return http_app(
                 rt,
                 name=name,
@@ -277,7 +287,7 @@ def http_parts(
     if webmcp:
         from ..adapters.web.webmcp import webmcp_app
 
-        def webmcp_part(rt: AgentRuntime[Any, Any]) -> Starlette:
+        def webmcp_part(rt: Any) -> Starlette:
             return webmcp_app(
                 rt,
                 title=name,
@@ -291,7 +301,7 @@ def http_parts(
     if native_tokens:
         from ..adapters.native import native_app
 
-        def native_part(rt: AgentRuntime[Any, Any]) -> Starlette:
+        def native_part(rt: Any) -> Starlette:
             return native_app(
                 rt, service_tokens=list(native_tokens), path="/native", allowed_hosts=allowed_hosts
             )
@@ -302,7 +312,7 @@ def http_parts(
 
         backend = None if table is None else BearerTokenBackend(table, required=True)
 
-        def a2a_part(rt: AgentRuntime[Any, Any]) -> Starlette:
+        def a2a_part(rt: Any) -> Starlette:
             return a2a_app(
                 rt,
                 name=name,
@@ -434,23 +444,6 @@ def _flag(problem: str) -> str:
 
 SHUTDOWN_GRACE = 5.0
 """Seconds the MCP calls aborted at the drain deadline get to hand their answers over."""
-
-
-@asynccontextmanager
-async def _audited(rt: AgentRuntime[Any, Any], sink: AuditSink | None) -> AsyncGenerator[None]:
-    """Send ``rt``'s entries to ``sink`` while serving; flush and close it afterwards."""
-    if sink is None:
-        yield
-        return
-    try:
-        log = attach_audit(rt, sink)
-    except ValueError as err:
-        raise TargetError(f"--audit: {err}") from None
-    try:
-        yield
-    finally:
-        with anyio.CancelScope(shield=True):
-            await asyncio.to_thread(log.close, 10.0)
 
 
 class StdoutToStderr:
@@ -670,6 +663,27 @@ def serve(
         "longest completion timeout in the contract plus 5)",
         show_default=False,
     ),
+    tenant_from: str | None = typer.Option(
+        None,
+        "--tenant-from",
+        metavar="principal|path",
+        help="With --mcp http: serve one runtime per tenant, MODULE:ATTR(tenant) each; the "
+        "tenant is the bearer token's subject (principal; needs --token) or the first path "
+        "segment (path: /TENANT/mcp); see docs/deploy.md",
+        show_default=False,
+    ),
+    tenant_idle: float = typer.Option(
+        600.0,
+        "--tenant-idle",
+        metavar="SECONDS",
+        help="With --tenant-from: close a tenant's runtime after this many idle seconds",
+    ),
+    max_tenants: int = typer.Option(
+        100,
+        "--max-tenants",
+        metavar="N",
+        help="With --tenant-from: runtimes held at most (the least recently used is closed)",
+    ),
 ) -> None:
     """Serve an application's agent contract over MCP, A2A and WebMCP."""
     server_name = name or target.partition(":")[0]
@@ -744,12 +758,18 @@ def serve(
     public = host if loopback or not hosts or hosts[0] == "*" else hosts[0]
     if audit_durable and audit is None:
         fail("--audit-durable needs --audit SPEC (where to store the entries)")
+    if tenant_from is not None:
+        check_tenant_options(tenant_from, tenant_idle, max_tenants, mcp, webmcp, native, a2a)
+        if tenant_from == "principal" and not tokens:
+            fail("--tenant-from principal needs --token TOKEN=SUBJECT: the tenant is the subject")
     sink: AuditSink | None = None
     if audit is not None:
         try:
             sink = open_sink(audit, durable=audit_durable)
         except (ValueError, AuditSinkError, ModuleNotFoundError) as err:
             fail(str(err))
+        if tenant_from is not None:  # each tenant opens its own sink on the same store
+            close_sink(sink)
     # Over stdio, standard output is the wire: whatever the user's module prints while it is
     # imported, or while its application starts and stops, goes to standard error instead.
     guard = StdoutToStderr() if mcp == "stdio" else _NoGuard()
@@ -759,73 +779,93 @@ def serve(
         except TargetError as err:
             fail(str(err))
 
+    if tenant_from is not None:
+        check_tenant_factory(loaded, target)
+
     async def main() -> None:
         with guard:
-            async with open_runtime(loaded, target) as rt, _audited(rt, sink):
+            if tenant_from is not None:
+                async with serve_tenants(
+                    loaded,
+                    target,
+                    key=tenant_from,
+                    idle=tenant_idle,
+                    max_tenants=max_tenants,
+                    audit=audit,
+                    audit_durable=audit_durable,
+                ) as tenants:
+                    prefix = "/{tenant}" if tenant_from == "path" else "/"
+                    await serve_http(tenants, prefix, OpenRuntimes(tenants))
+                return
+            async with open_runtime(loaded, target) as rt, audited(rt, sink):
                 if mcp == "stdio":
                     await _serve_stdio(
                         rt, server_name, local_user, guard, listing, progress_interval
                     )
                     return
-                sock = bind_socket(host, port)
-                bound = sock.getsockname()[1]
-                origin = f"http://{public if ':' not in public else f'[{public}]'}:{bound}"
-                parts = http_parts(
-                    mcp=mcp == "http",
-                    a2a=a2a,
-                    webmcp=webmcp,
-                    name=server_name,
-                    host=host,
-                    base_url=origin,
-                    tokens=tokens or None,
-                    allowed_hosts=hosts,
-                    native_tokens=native_token,
-                    listing=listing,
-                    progress_interval=progress_interval,
-                    caps=caps,
-                )
-                apps = [part(rt) for part in parts]
-                asgi = combine(apps)
-                # once every app has started, what start-up allocated is never rescanned
-                asgi.router.lifespan_context = frozen_lifespan(asgi.router.lifespan_context)
-                deliver = [
-                    a.state.deliver_answers for a in apps if hasattr(a.state, "deliver_answers")
-                ]
+                await serve_http(rt, "/", [rt])
 
-                async def answers_handed_over() -> None:
-                    # After the drain every call has answered; the MCP and A2A SDKs write
-                    # those answers on their own tasks, before uvicorn ends their streams.
-                    for answers in deliver:
-                        await answers(SHUTDOWN_GRACE)
+    async def serve_http(
+        served: Any, prefix: str, runtimes: Sequence[AgentRuntime[Any, Any]]
+    ) -> None:
+        sock = bind_socket(host, port)
+        bound = sock.getsockname()[1]
+        origin = f"http://{public if ':' not in public else f'[{public}]'}:{bound}"
+        parts = http_parts(
+            mcp=mcp == "http",
+            a2a=a2a,
+            webmcp=webmcp,
+            name=server_name,
+            host=host,
+            base_url=origin,
+            tokens=tokens or None,
+            allowed_hosts=hosts,
+            native_tokens=native_token,
+            listing=listing,
+            progress_interval=progress_interval,
+            caps=caps,
+        )
+        apps = [part(served) for part in parts]
+        asgi = combine(apps, prefix=prefix)
+        at = origin if prefix == "/" else origin + prefix
+        # once every app has started, what start-up allocated is never rescanned
+        asgi.router.lifespan_context = frozen_lifespan(asgi.router.lifespan_context)
+        deliver = [a.state.deliver_answers for a in apps if hasattr(a.state, "deliver_answers")]
 
-                if mcp == "http":
-                    print(f"serving MCP at {origin}/mcp", file=sys.stderr, flush=True)
-                if a2a:
-                    print(f"serving A2A at {origin}/.well-known/agent-card.json", file=sys.stderr)
-                if webmcp:
-                    print(f"serving the WebMCP page at {origin}/", file=sys.stderr, flush=True)
-                    if tokens:
-                        print(
-                            "  (the page has no sign-in: its calls are anonymous, --token does not "
-                            "apply to it, and capabilities that authorize refuse them)",
-                            file=sys.stderr,
-                            flush=True,
-                        )
-                if native:
-                    print(
-                        f"serving Agent Native actions at {origin}/native "
-                        f"(native actions ... --url {origin}/native)",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                cut_by[0] = await run_http(
-                    asgi,
-                    sock=sock,
-                    runtimes=[rt],
-                    drain_timeout=drain_timeout,
-                    after_drain=answers_handed_over,
-                    limits=connection_limits,
+        async def answers_handed_over() -> None:
+            # After the drain every call has answered; the MCP and A2A SDKs write
+            # those answers on their own tasks, before uvicorn ends their streams.
+            for answers in deliver:
+                await answers(SHUTDOWN_GRACE)
+
+        if mcp == "http":
+            print(f"serving MCP at {at}/mcp", file=sys.stderr, flush=True)
+        if a2a:
+            print(f"serving A2A at {at}/.well-known/agent-card.json", file=sys.stderr)
+        if webmcp:
+            print(f"serving the WebMCP page at {origin}/", file=sys.stderr, flush=True)
+            if tokens:
+                print(
+                    "  (the page has no sign-in: its calls are anonymous, --token does not "
+                    "apply to it, and capabilities that authorize refuse them)",
+                    file=sys.stderr,
+                    flush=True,
                 )
+        if native:
+            print(
+                f"serving Agent Native actions at {origin}/native "
+                f"(native actions ... --url {origin}/native)",
+                file=sys.stderr,
+                flush=True,
+            )
+        cut_by[0] = await run_http(
+            asgi,
+            sock=sock,
+            runtimes=runtimes,
+            drain_timeout=drain_timeout,
+            after_drain=answers_handed_over,
+            limits=connection_limits,
+        )
 
     cut_by: list[int | None] = [None]  # the second signal that cut the drain short
     try:

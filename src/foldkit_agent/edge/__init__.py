@@ -9,6 +9,7 @@
 * :mod:`.connections` — read timeouts and the connection cap of the HTTP server (uvicorn).
 * :mod:`.wire` — the one strict JSON parser (:func:`loads_strict`) and JSON-RPC shape checks.
 * :mod:`.resolve` — the one way to find the runtime for a request; auditing a refusal.
+* :mod:`.tenants` — one runtime per tenant per process (:class:`Tenants`, a ``resolve``).
 * :mod:`.activity` — who did what on a runtime, for a person to watch (:class:`ActivityFeed`).
 * :mod:`.startup` — freezing what start-up allocated, so the collector never rescans it.
 * :mod:`.calls` — one call in flight: ``runtime.call`` as a task, waited for with signs of
@@ -42,6 +43,14 @@ from .resolve import (
 )
 from .serving import draining_server
 from .startup import freeze_startup, frozen_lifespan
+from .tenants import (
+    NoTenantError,
+    TenantKey,
+    Tenants,
+    TenantsFullError,
+    path_tenant,
+    principal_tenant,
+)
 from .tokens import Grant, TokenTable, bearer_token
 from .wire import (
     DEFAULT_MAX_DEPTH,
@@ -67,8 +76,12 @@ __all__ = [
     "EdgeGuard",
     "Grant",
     "HostPolicy",
+    "NoTenantError",
     "Rules",
     "RuntimeUnavailableError",
+    "TenantKey",
+    "Tenants",
+    "TenantsFullError",
     "TokenTable",
     "WireError",
     "audit_refusal",
@@ -85,7 +98,9 @@ __all__ = [
     "loads_strict",
     "parse_host",
     "parse_origin",
+    "path_tenant",
     "plain_error",
+    "principal_tenant",
     "resolve_runtime",
     "route_path",
     "static_runtime",

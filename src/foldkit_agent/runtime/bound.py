@@ -226,6 +226,8 @@ class AgentRuntime(Generic[M, P]):
             tuple[tuple[str, ...], dict[str, Any] | None, dict[str, dict[str, Any]]] | None
         ) = None
         self._next_watch = 0
+        self.closed = False
+        """``True`` once :meth:`close` ran (adapters drop what they keep for this runtime)."""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -363,7 +365,8 @@ class AgentRuntime(Generic[M, P]):
                 _log.exception("a watch callback raised")
 
     def close(self) -> None:
-        """Drop the runtime's host subscriptions (observe, subscribe, watch)."""
+        """Drop the runtime's host subscriptions (observe, subscribe, watch); sets ``closed``."""
+        self.closed = True
         for attr in ("_observing", "_subscribed", "_watch_unsub"):
             unsub = getattr(self, attr)
             if unsub is not None:

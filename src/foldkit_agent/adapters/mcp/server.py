@@ -223,8 +223,16 @@ class _Adapter:
     def feed(self, rt: AgentRuntime[Any, Any]) -> Feed:
         entry = self.feeds.get(id(rt))
         if entry is None or entry[0] is not rt:
+            self.drop_closed()
             entry = self.feeds[id(rt)] = (rt, Feed(rt, self.listing))
         return entry[1]
+
+    def drop_closed(self) -> None:
+        """Forget the feeds of runtimes closed since (a tenant's runtime closed when idle)."""
+        for key, (old, feed) in list(self.feeds.items()):
+            if old.closed:
+                del self.feeds[key]
+                feed.close()
 
     def track(
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any]
@@ -546,8 +554,9 @@ def mcp_server(
     Args:
         target: an :class:`~foldkit_agent.runtime.AgentRuntime`, or ``resolve(request_context)
             -> AgentRuntime`` (sync or async) to serve one application instance per caller or
-            tenant. A resolved runtime should be long-lived: the server watches each runtime
-            it has seen for change notifications until :meth:`FoldkitMCPServer.close_feeds`.
+            tenant (:class:`~foldkit_agent.Tenants` is one). The server watches each runtime
+            it has seen for change notifications until :meth:`FoldkitMCPServer.close_feeds`,
+            or until the runtime is closed (``runtime.closed``; forgotten at the next new one).
         name, version: the server's ``serverInfo``.
         instructions: optional text a client may show its model.
         credentials_of: ``(request_context) -> credentials`` (sync or async) placed on

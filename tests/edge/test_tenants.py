@@ -1,0 +1,195 @@
+"""Tenants: one runtime per tenant per process, made on first use, closed when idle or LRU."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from starlette.authentication import SimpleUser
+
+from examples.todo import User, run_todo
+from foldkit_agent import AgentRuntime, Invocation, Tenants
+from foldkit_agent.edge import (
+    NoTenantError,
+    RuntimeUnavailableError,
+    TenantsFullError,
+    path_tenant,
+    principal_tenant,
+    resolve_runtime,
+)
+
+
+class HeldStore:
+    """A todo store whose saves wait until :attr:`release` is set."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.saving = asyncio.Semaphore(0)  # one token per save that has started
+
+    async def load(self) -> tuple[Any, ...]:
+        return ()
+
+    async def save(self, todo: Any) -> None:
+        self.saving.release()
+        await self.release.wait()
+
+    async def delete(self, todo_id: str) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+class Made:
+    """A factory of todo runtimes that records what it opened and closed, in order."""
+
+    def __init__(self, store: HeldStore | None = None) -> None:
+        self.events: list[str] = []
+        self.closed: dict[str, asyncio.Event] = {}
+        self.store = store
+
+    @asynccontextmanager
+    async def __call__(self, tenant: str) -> AsyncIterator[AgentRuntime[Any, Any]]:
+        self.events.append(f"open {tenant}")
+        await asyncio.sleep(0)  # a slow start: concurrent first calls must share it
+        async with run_todo(store=self.store) as (_running, rt):
+            yield rt
+        self.events.append(f"close {tenant}")
+
+    def on_close(self, tenant: str, why: str) -> None:
+        self.events.append(f"closed {tenant}: {why}")
+        self.closed.setdefault(tenant, asyncio.Event()).set()
+
+    async def wait_closed(self, tenant: str) -> None:
+        await self.closed.setdefault(tenant, asyncio.Event()).wait()
+
+
+async def test_each_tenant_gets_one_runtime_made_once_even_for_concurrent_first_calls() -> None:
+    made = Made()
+    async with Tenants(made, key="principal", on_close=made.on_close) as tenants:
+        a1, a2, b = await asyncio.gather(
+            tenants.get("alice"), tenants.get("alice"), tenants.get("bob")
+        )
+        assert a1 is a2
+        assert a1 is not b
+        inv = Invocation(credentials=User(id="alice"))
+        await a1.messages.dispatch("create_todo", {"title": "Milk"}, inv)
+        assert [t["title"] for t in a1.context()["todos"]] == ["Milk"]
+        assert b.context()["todos"] == []
+        assert made.events == ["open alice", "open bob"]
+        assert tenants.open() == ["alice", "bob"]
+    assert sorted(made.events[2:]) == [
+        "close alice", "close bob", "closed alice: shutdown", "closed bob: shutdown",
+    ]  # fmt: skip
+    assert a1.closed
+    assert b.closed
+
+
+async def test_an_idle_tenant_is_closed_and_its_next_request_makes_a_new_runtime() -> None:
+    made = Made()
+    async with Tenants(made, idle=0.05, on_close=made.on_close) as tenants:
+        first = await tenants.get("alice")
+        await made.wait_closed("alice")
+        assert made.events == ["open alice", "close alice", "closed alice: idle"]
+        assert first.closed
+        assert tenants.open() == []
+        again = await tenants.get("alice")
+        assert again is not first
+        assert made.events[-1] == "open alice"
+
+
+async def test_a_tenant_with_a_call_in_flight_is_not_closed_as_idle() -> None:
+    store = HeldStore()
+    closed: list[str] = []
+
+    @asynccontextmanager
+    async def factory(tenant: str) -> AsyncIterator[AgentRuntime[Any, Any]]:
+        async with run_todo(store=store) as (_running, rt):
+            yield rt
+
+    idle = 0.02
+    async with Tenants(factory, idle=idle, on_close=lambda t, why: closed.append(why)) as tenants:
+        rt = await tenants.get("alice")
+        call = asyncio.ensure_future(
+            rt.messages.dispatch("create_todo", {"title": "Slow"}, Invocation())
+        )
+        await store.saving.acquire()  # the call is waiting on its save
+        await asyncio.sleep(idle * 10)  # ten idle periods with the call still waiting
+        assert closed == []
+        assert not rt.closed
+        store.release.set()
+        answered = await call
+        assert answered.completion is not None
+        assert answered.completion.status == "completed"
+    assert closed in (["idle"], ["shutdown"])
+
+
+async def test_max_tenants_closes_the_least_recently_used_and_refuses_when_all_are_busy() -> None:
+    store = HeldStore()
+    made = Made(store)
+    async with Tenants(made, max_tenants=2, on_close=made.on_close) as tenants:
+        alice = await tenants.get("alice")
+        await tenants.get("bob")
+        await tenants.get("alice")  # bob is now the least recently used
+        await tenants.get("carol")
+        await made.wait_closed("bob")
+        assert tenants.open() == ["alice", "carol"]
+        assert "closed bob: max_tenants" in made.events
+        carol = await tenants.get("carol")
+        calls = [
+            asyncio.ensure_future(rt.messages.dispatch("create_todo", {"title": "x"}, Invocation()))
+            for rt in (alice, carol)
+        ]
+        for _ in calls:
+            await store.saving.acquire()  # both calls are waiting on their saves
+        with pytest.raises(TenantsFullError):
+            await tenants.get("dave")
+        store.release.set()
+        await asyncio.gather(*calls)
+        assert await tenants.close("alice")
+        assert not await tenants.close("alice")
+        await tenants.get("dave")
+        assert tenants.open() == ["carol", "dave"]
+
+
+async def test_a_request_naming_no_tenant_is_refused_without_running_the_factory() -> None:
+    made = Made()
+    async with Tenants(made) as tenants:
+        with pytest.raises(NoTenantError):
+            await tenants(SimpleNamespace(user=SimpleNamespace(is_authenticated=False)))
+        with pytest.raises(RuntimeUnavailableError):
+            await resolve_runtime(tenants, SimpleNamespace(request=None, user=None))
+    assert made.events == []
+    with pytest.raises(RuntimeError, match="async with tenants"):
+        await Tenants(made).get("alice")
+    with pytest.raises(ValueError, match="idle"):
+        Tenants(made, idle=0)
+    with pytest.raises(ValueError, match="max_tenants"):
+        Tenants(made, max_tenants=0)
+
+
+class FakeRequest:
+    def __init__(self, scope: dict[str, Any]) -> None:
+        self.scope = scope
+        self.path_params = scope.get("path_params", {})
+
+
+def test_the_tenant_keys_read_only_what_the_transport_authenticated_or_routed() -> None:
+    token = SimpleNamespace(subject="alice", client_id="foldkit-agent")
+    mcp_user = SimpleNamespace(is_authenticated=True, access_token=token)
+    assert principal_tenant(SimpleNamespace(request=FakeRequest({"user": mcp_user}))) == "alice"
+    surface = FakeRequest({"user": SimpleUser("bob")})
+    assert principal_tenant(surface) == "bob"
+    a2a = SimpleNamespace(user=SimpleNamespace(is_authenticated=True, user_name="carol"))
+    assert principal_tenant(a2a) == "carol"
+    assert principal_tenant(SimpleNamespace(request=None)) is None  # stdio: nobody
+    assert principal_tenant(FakeRequest({})) is None
+    routed = FakeRequest({"path_params": {"tenant": "acme"}})
+    assert path_tenant(routed) == "acme"
+    assert path_tenant(SimpleNamespace(request=routed)) == "acme"
+    assert path_tenant(SimpleNamespace(tenant="", request=None)) is None
+    assert path_tenant(SimpleNamespace(tenant="acme")) == "acme"

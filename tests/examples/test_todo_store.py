@@ -1,0 +1,94 @@
+"""The todo example keeps its todos in SQLite or PostgreSQL and reads them back on start."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from examples.todo import AppAgent, run_todo
+from examples.todo.app import ReceivedTodos, Todo
+from examples.todo.contract import User
+from examples.todo.store import open_store
+from foldkit_agent import Invocation
+
+
+def alice() -> Invocation:
+    return Invocation(credentials=User(id="alice", can_delete=True))
+
+
+async def test_a_store_keeps_each_tenants_todos_in_creation_order(todo_store: str) -> None:
+    a = await open_store(todo_store, tenant="alice")
+    b = await open_store(todo_store, tenant="bob")
+    try:
+        await a.save(Todo(id="todo-2", title="Second"))
+        await a.save(Todo(id="todo-1", title="First"))
+        await b.save(Todo(id="todo-1", title="Bob's"))
+        await a.save(Todo(id="todo-2", title="Second, renamed", completed=True))
+        await a.delete("todo-9")  # nothing to delete: nothing happens
+        assert await a.load() == (
+            Todo(id="todo-2", title="Second, renamed", completed=True, saved=True),
+            Todo(id="todo-1", title="First", saved=True),
+        )
+        await a.delete("todo-2")
+        assert [t.id for t in await a.load()] == ["todo-1"]
+        assert await b.load() == (Todo(id="todo-1", title="Bob's", saved=True),)
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_what_was_saved_is_back_after_a_restart_through_received_todos(
+    todo_store: str,
+) -> None:
+    async with run_todo(store=todo_store) as (running, rt):
+        for title in ("Milk", "Eggs", "Bread"):
+            await rt.messages.dispatch("create_todo", {"title": title}, alice())
+        await rt.messages.dispatch("toggle_todo", {"id": "todo-1"}, alice())
+        await rt.messages.dispatch("rename_todo", {"id": "todo-2", "title": "Ham"}, alice())
+        await rt.messages.dispatch("select_todo", {"id": "todo-3"}, alice())
+        await rt.messages.dispatch("delete_todo", {}, alice())
+        refused = await rt.messages.dispatch("create_todo", {"title": "milk"}, alice())
+        assert refused.completion is not None
+        assert refused.completion.status == "failed"
+        await running.settled()
+    async with run_todo(store=todo_store) as (running, rt):
+        assert running.model().todos == (
+            Todo(id="todo-1", title="Milk", completed=True, saved=True),
+            Todo(id="todo-2", title="Ham", saved=True),
+        )
+        created = await rt.messages.dispatch("create_todo", {"title": "Jam"}, alice())
+        assert created.completion is not None
+        assert created.completion.status == "completed"
+        # ids continue after the highest one saved (a deleted todo's id may come back)
+        assert [t.id for t in running.model().todos] == ["todo-1", "todo-2", "todo-3"]
+
+
+async def test_the_saved_todos_arrive_as_the_apps_own_message_which_no_agent_can_send() -> None:
+    seen: list[Any] = []
+
+    class Store:
+        async def load(self) -> tuple[Todo, ...]:
+            return (Todo(id="todo-7", title="Kept", saved=True),)
+
+        async def save(self, todo: Todo) -> None:
+            seen.append(todo)
+
+        async def delete(self, todo_id: str) -> None:
+            seen.append(todo_id)
+
+        async def close(self) -> None:
+            seen.append("closed")
+
+    async with run_todo(store=Store()) as (running, rt):
+        assert running.model().todos == (Todo(id="todo-7", title="Kept", saved=True),)
+        assert running.model().next_id == 8
+        assert ReceivedTodos.tag not in {c.tag for c in AppAgent.capabilities}
+        assert "received_todos" not in {c.name for c in rt.messages.all()}
+    assert seen == []  # a store passed in is the caller's to close
+
+
+async def test_without_a_store_the_todos_live_in_memory_only() -> None:
+    async with run_todo() as (running, rt):
+        await rt.messages.dispatch("create_todo", {"title": "Milk"}, alice())
+        assert [t.saved for t in running.model().todos] == [True]
+    async with run_todo() as (running, _rt):
+        assert running.model().todos == ()
