@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from examples.todo import AppAgent, run_todo
-from examples.todo.app import ReceivedTodos, Todo
+from examples.todo.app import ReceivedTodos, RequestedDeleteTodo, Todo
 from examples.todo.contract import User
 from examples.todo.store import open_store
 from foldkit_agent import Invocation
@@ -44,8 +44,8 @@ async def test_what_was_saved_is_back_after_a_restart_through_received_todos(
             await rt.messages.dispatch("create_todo", {"title": title}, alice())
         await rt.messages.dispatch("toggle_todo", {"id": "todo-1"}, alice())
         await rt.messages.dispatch("rename_todo", {"id": "todo-2", "title": "Ham"}, alice())
-        await rt.messages.dispatch("select_todo", {"id": "todo-3"}, alice())
-        await rt.messages.dispatch("delete_todo", {}, alice())
+        # delete_todo asks a person first (approval); the app's own Message is what deletes
+        running.dispatch(RequestedDeleteTodo(id="todo-3"))
         refused = await rt.messages.dispatch("create_todo", {"title": "milk"}, alice())
         assert refused.completion is not None
         assert refused.completion.status == "failed"
