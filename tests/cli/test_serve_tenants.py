@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from examples.todo.store import STORE_ENV
 from foldkit_agent import SqliteAuditSink
 from foldkit_agent.cli import app
-from tests.support.serving import mcp_client, serving, todos_of
+from tests.support.serving import Heard, mcp_client, serving, todos_of
 
 TOKENS = ("--token", "alice-token=alice", "--token", "bob-token=bob")
 
@@ -49,6 +49,38 @@ async def test_tenants_by_path_are_apart_and_the_root_path_is_no_tenant() -> Non
             assert [t["title"] for t in await todos_of(acme)] == ["Anvil"]
         async with mcp_client(f"{server.origin}/globex/mcp") as globex:
             assert await todos_of(globex) == []
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("key", ["principal", "path"])
+async def test_each_tenant_hears_its_own_list_changed_in_both_mcp_eras(key: str, mode: str) -> None:
+    # the deploy/ workers serve both kinds of tenants to both eras of client: a tenant's first
+    # todo makes more tools available, and only that tenant's clients are told
+    args = (
+        ("--token", "alice-token=alice", "--token", "bob-token=bob") if key == "principal" else ()
+    )
+    async with serving("--mcp", "http", "--tenant-from", key, *args) as server:
+
+        def where(tenant: str) -> tuple[str, str | None]:
+            if key == "path":
+                return f"{server.origin}/{tenant}/mcp", None
+            return f"{server.origin}/mcp", f"{tenant}-token"
+
+        alice_heard, bob_heard = Heard(), Heard()
+        async with (
+            mcp_client(*where("alice"), mode=mode, heard=alice_heard) as alice,
+            mcp_client(*where("bob"), mode=mode, heard=bob_heard) as bob,
+        ):
+            assert alice.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+            assert [t.name for t in (await bob.list_tools()).tools] == ["create_todo"]
+            await alice.call_tool("create_todo", {"title": "Milk"})
+            await alice_heard.next_change()
+            assert "toggle_todo" in [t.name for t in (await alice.list_tools()).tools]
+            assert [t.name for t in (await bob.list_tools()).tools] == ["create_todo"]
+            await bob.call_tool("create_todo", {"title": "Eggs"})
+            await bob_heard.next_change()  # alice's change, had it leaked, came before this
+            assert (alice_heard.tools, bob_heard.tools) == (1, 1)
+            assert [t["title"] for t in await todos_of(bob)] == ["Eggs"]
 
 
 @pytest.mark.parametrize(

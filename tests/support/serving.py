@@ -182,17 +182,63 @@ async def serving(
                 await proc.wait()
 
 
+@dataclass
+class Heard:
+    """How many ``tools/list_changed`` an MCP client heard, and an event set at each."""
+
+    tools: int = 0
+    changed: anyio.Event = field(default_factory=anyio.Event)
+
+    def tools_changed(self) -> None:
+        self.tools += 1
+        self.changed.set()
+
+    async def next_change(self) -> None:
+        """Wait (up to 15 s) for the next ``tools/list_changed`` after the last one waited."""
+        with anyio.fail_after(15):
+            await self.changed.wait()
+        self.changed = anyio.Event()
+
+
 @asynccontextmanager
-async def mcp_client(url: str, token: str | None = None) -> AsyncIterator[Any]:
-    """The official MCP client on ``url`` (streamable HTTP), sending ``token`` if given."""
+async def mcp_client(
+    url: str, token: str | None = None, *, mode: str = "auto", heard: Heard | None = None
+) -> AsyncIterator[Any]:
+    """The official MCP client on ``url`` (streamable HTTP) in ``mode`` (``"legacy"``: the
+    handshake era; ``"auto"``: the 2026 era), sending ``token`` if given. With ``heard`` it
+    listens for ``tools/list_changed`` (on the legacy session's stream, or a 2026-era
+    ``subscriptions/listen``) and counts them there."""
     import httpx2
+    import mcp.types as types
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.server.subscriptions import ToolsListChanged
 
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     http = httpx2.AsyncClient(headers=headers, timeout=10)
-    async with Client(streamable_http_client(url, http_client=http)) as client:
-        yield client
+    wire = streamable_http_client(url, http_client=http)
+
+    async def on_message(message: Any) -> None:
+        root = getattr(message, "root", message)
+        if heard is not None and isinstance(root, types.ToolListChangedNotification):
+            heard.tools_changed()
+
+    if mode == "legacy" or heard is None:
+        async with Client(wire, mode=mode, message_handler=on_message) as client:
+            yield client
+        return
+    async with Client(wire, mode=mode) as client:
+        async with client.listen(tools_list_changed=True) as sub:
+
+            async def pump() -> None:
+                async for event in sub:
+                    if isinstance(event, ToolsListChanged):
+                        heard.tools_changed()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pump)
+                yield client
+                tg.cancel_scope.cancel()
 
 
 async def todos_of(client: Any) -> list[dict[str, Any]]:
