@@ -76,3 +76,15 @@ def todo_store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
     cluster: Any = request.getfixturevalue("postgres_cluster")
     with cluster.database() as dsn:
         yield f"postgres:{dsn}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def a2a_task_store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    """An A2A task store spec (what ``serve --a2a-task-store`` and ``SqlTaskStore`` take): a
+    SQLite file, or a fresh PostgreSQL database on the session's cluster as ``postgres:DSN``."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tasks.db'}"
+        return
+    cluster: Any = request.getfixturevalue("postgres_cluster")
+    with cluster.database() as dsn:
+        yield f"postgres:{dsn}"

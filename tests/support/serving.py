@@ -245,3 +245,22 @@ async def todos_of(client: Any) -> list[dict[str, Any]]:
     """The todos in the context an MCP client of the todo app reads."""
     read = await client.read_resource("agent://context")
     return json.loads(read.contents[0].text)["todos"]
+
+
+@asynccontextmanager
+async def a2a_client(origin: str, token: str | None = None) -> AsyncIterator[Any]:
+    """The official A2A SDK client (non-streaming) of the server at ``origin``, from its
+    public card, sending ``token`` if given."""
+    import httpx
+    from a2a.client import A2ACardResolver, ClientConfig, create_client
+
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+        card = await A2ACardResolver(http, origin).get_agent_card()
+        client = await create_client(
+            card, client_config=ClientConfig(httpx_client=http, streaming=False)
+        )
+        try:
+            yield client
+        finally:
+            await client.close()

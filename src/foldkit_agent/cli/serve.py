@@ -59,6 +59,7 @@ from .tenant_option import (
 )
 
 if TYPE_CHECKING:
+    from ..adapters.a2a.database import SqlTaskStore
     from ..adapters.mcp.listing import Listing
     from ..adapters.mcp.local import LocalUser
 
@@ -235,6 +236,7 @@ def http_parts(
     listing: str = "available",
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
     caps: CallerLimits = DEFAULT_CALLER_LIMITS,
+    task_store: Any = None,
 ) -> list[HttpPart]:
     """The HTTP adapters the command line asked for, in mounting order.
 
@@ -253,7 +255,10 @@ def http_parts(
     tokens up in one shared :class:`~foldkit_agent.edge.TokenTable`. ``listing`` is the MCP listing
     mode; ``progress_interval`` the seconds between signs of life of a waiting call (MCP
     progress, A2A ``WORKING`` updates); ``caps`` the per-caller caps of every adapter
-    (:class:`~foldkit_agent.edge.callers.CallerLimits`).
+    (:class:`~foldkit_agent.edge.callers.CallerLimits`). ``task_store`` is where A2A keeps
+    its tasks (an ``a2a.server.tasks.TaskStore``, such as
+    :class:`~foldkit_agent.adapters.a2a.SqlTaskStore`); by default a ``BoundedTaskStore``
+    in memory within ``caps``.
     """
     parts: list[HttpPart] = []
     table = (
@@ -321,7 +326,8 @@ def http_parts(
                 authentication=backend,
                 allowed_hosts=allowed_hosts,
                 progress_interval=progress_interval,
-                task_store=BoundedTaskStore(
+                task_store=task_store
+                or BoundedTaskStore(
                     max_tasks=caps.tasks,
                     max_per_caller=caps.tasks_per_caller,
                     max_age=caps.task_max_age,
@@ -440,6 +446,45 @@ def _flag(problem: str) -> str:
     """A limit's complaint in the words of its ``serve`` flag."""
     name, _, rest = problem.partition(" ")
     return f"{_FLAG_NAMES.get(name, name.replace('_', '-'))} {rest}"
+
+
+def open_task_store(spec: str, a2a: bool, caps: CallerLimits) -> SqlTaskStore:
+    """The ``--a2a-task-store`` store, within the A2A caps; exits with one line when the
+    spec or the flags are wrong, or the driver is missing."""
+    if not a2a:
+        fail("--a2a-task-store keeps A2A tasks: add --a2a")
+    try:
+        from ..adapters.a2a.database import SqlTaskStore
+
+        return SqlTaskStore(
+            spec,
+            max_tasks=caps.tasks,
+            max_per_caller=caps.tasks_per_caller,
+            max_age=caps.task_max_age,
+        )
+    except ValueError as err:
+        fail(f"--a2a-task-store: {err}")
+    except ModuleNotFoundError as err:
+        fail(f"--a2a-task-store needs {err.name!r}: pip install 'foldkit-agent[a2a-db]'")
+
+
+@asynccontextmanager
+async def opened(store: SqlTaskStore) -> AsyncGenerator[None]:
+    """``store`` with its table made (before the server listens), closed on exit.
+
+    Raises:
+        TargetError: the store cannot be reached (``serve`` says so in one line).
+    """
+    try:
+        await store.initialize()
+    except Exception as err:
+        await store.close()
+        raise TargetError(f"--a2a-task-store: cannot open {store.where}: {err}") from None
+    try:
+        yield
+    finally:
+        with anyio.CancelScope(shield=True):
+            await store.close()
 
 
 SHUTDOWN_GRACE = 5.0
@@ -654,6 +699,15 @@ def serve(
         "--task-max-age",
         help="Seconds after its last update when an A2A task is dropped",
     ),
+    a2a_task_store: str | None = typer.Option(
+        None,
+        "--a2a-task-store",
+        metavar="SPEC",
+        help="With --a2a: keep A2A tasks in SQLite or PostgreSQL, so GetTask finds them after a "
+        "restart: sqlite:PATH (or sqlite:///PATH), postgres:DSN or postgresql://... (needs "
+        "foldkit-agent[a2a-db]; the --max-tasks* and --task-max-age bounds apply)",
+        show_default=False,
+    ),
     drain_timeout: float | None = typer.Option(
         None,
         "--drain-timeout",
@@ -762,6 +816,7 @@ def serve(
         check_tenant_options(tenant_from, tenant_idle, max_tenants, mcp, webmcp, native, a2a)
         if tenant_from == "principal" and not tokens:
             fail("--tenant-from principal needs --token TOKEN=SUBJECT: the tenant is the subject")
+    task_store = None if a2a_task_store is None else open_task_store(a2a_task_store, a2a, caps)
     sink: AuditSink | None = None
     if audit is not None:
         try:
@@ -783,6 +838,12 @@ def serve(
         check_tenant_factory(loaded, target)
 
     async def main() -> None:
+        async with AsyncExitStack() as stack:
+            if task_store is not None:
+                await stack.enter_async_context(opened(task_store))
+            await serve_all()
+
+    async def serve_all() -> None:
         with guard:
             if tenant_from is not None:
                 async with serve_tenants(
@@ -824,6 +885,7 @@ def serve(
             listing=listing,
             progress_interval=progress_interval,
             caps=caps,
+            task_store=task_store,
         )
         apps = [part(served) for part in parts]
         asgi = combine(apps, prefix=prefix)

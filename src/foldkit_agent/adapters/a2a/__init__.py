@@ -11,6 +11,7 @@ from ...contract.numbers import integers_from_doubles
 from .app import DEFAULT_MAX_BODY, RuntimeTarget, a2a_app
 from .auth import A2ACaller, BearerTokenBackend, CredentialsRequiredError
 from .card import CARD_PATH, EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, build_agent_card
+from .database import ForeignTaskError, SqlTaskStore
 from .executor import CapabilityExecutor
 from .tasks import BoundedTaskStore
 
@@ -25,7 +26,9 @@ __all__ = [
     "BoundedTaskStore",
     "CapabilityExecutor",
     "CredentialsRequiredError",
+    "ForeignTaskError",
     "RuntimeTarget",
+    "SqlTaskStore",
     "a2a_app",
     "build_agent_card",
     "integers_from_doubles",

@@ -145,7 +145,7 @@ class BoundedTaskStore(TaskStore):
         owner = self._owner_of(context)
         finished = task.status.state in FINISHED
         if finished:
-            task = _without_request_parts(task)
+            task = without_request_parts(task)
         await self._tasks.save(task, _as_owner(owner))
         now = self._clock()
         key = (owner, task.id)
@@ -197,7 +197,7 @@ def _as_owner(owner: str) -> ServerCallContext:
     return ServerCallContext(state={_OWNER: owner})
 
 
-def _without_request_parts(task: Task) -> Task:
+def without_request_parts(task: Task) -> Task:
     """``task`` with the parts of the caller's messages in its history removed."""
     if not any(m.role == Role.ROLE_USER and m.parts for m in task.history):
         return task
