@@ -253,6 +253,14 @@ NOTES = """\
     connection (`bench/stall.py`). The server has one event loop, so the longest fetch is
     how long one body held every other request up; the baseline is the same loop with no
     large body (on a loaded machine its own maximum is scheduler noise).
+16. **PostgreSQL vs SQLite audit sink**: from scenario 10's run (same settings, same
+    rounds): the PostgreSQL sink against the SQLite one, one call at a time and with 64 in
+    flight, without and with `durable=True`; then the stores' throughput, alternated over 4
+    rounds: `sink.write` in batches of 1,000 (the store alone: SQLite's WAL file against
+    PostgreSQL's `COPY` over a Unix socket) and `record` to committed through the log with
+    one producer (its queue and writer thread included). Not durable, a call does not wait
+    for its entry, so the store's speed shows only in throughput and under load; durable, a
+    call waits out the commit, whose cost is the store's round trip and `fsync`.
 """
 
 

@@ -12,6 +12,10 @@ Unix socket, as the tests start it). Two measures, settings interleaved in round
 * one call at a time: p50 latency, where a durable call waits out one whole commit;
 * 64 calls in flight: time per call (wall time / calls), where concurrent calls share
   commits; the mean entries per commit shows the group commit.
+
+Scenario 16 sets the PostgreSQL sink against the SQLite one from the same run: both
+measures, durable and not, and the sink's throughput (``sink.write`` in batches, and
+``AuditLog.record`` to committed with one producer; the two stores alternated over rounds).
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ from typing import Any
 from examples.todo import AppAgent, TodoAgent, User, principal
 from foldkit_agent import AuditEntry, AuditLog, Invocation, PostgresAuditSink, SqliteAuditSink
 
-from .audit_sink import _Host
+from .audit_sink import _Host, record_rate, write_rate
 from .harness import Row, us
 
 CONCURRENCY = 64
 SCENARIO = "10. answered means audited"
+VERSUS = "16. PostgreSQL vs SQLite audit sink"
 
 
 class _Counting:
@@ -163,15 +168,18 @@ def rows(made: list[Setting]) -> list[Row]:
         return f"{s.written_at_load / max(1, s.commits_at_load):.1f} entries per commit"
 
     out: list[Row] = []
-    pairs = [("SQLite durable", "no sink"), ("SQLite durable", "SQLite")]
-    pairs += [("SQLite durable, FULL", "no sink")]
+    pairs = [("SQLite durable", "no sink", SCENARIO), ("SQLite durable", "SQLite", SCENARIO)]
+    pairs += [("SQLite durable, FULL", "no sink", SCENARIO)]
     if "PostgreSQL durable" in by:
-        pairs += [("PostgreSQL", "no sink"), ("PostgreSQL durable", "no sink")]
-        pairs += [("PostgreSQL durable", "SQLite durable")]
-    for ours, base in pairs:
+        pairs += [("PostgreSQL", "no sink", SCENARIO), ("PostgreSQL durable", "no sink", SCENARIO)]
+        pairs += [
+            ("PostgreSQL", "SQLite", VERSUS),
+            ("PostgreSQL durable", "SQLite durable", VERSUS),
+        ]
+    for ours, base, scenario in pairs:
         out.append(
             Row(
-                SCENARIO,
+                scenario,
                 f"one call at a time: {ours} vs {base}",
                 f"p50 {us(p50[ours])}",
                 f"p50 {us(p50[base])}",
@@ -180,14 +188,51 @@ def rows(made: list[Setting]) -> list[Row]:
                 None,
             )
         )
-    for ours, base in pairs:
+    for ours, base, scenario in pairs:
         out.append(
             Row(
-                SCENARIO,
+                scenario,
                 f"{CONCURRENCY} calls in flight, time per call: {ours} vs {base}",
                 f"{us(load[ours])}" + (f" ({group(ours)})" if by[ours].sink else ""),
                 f"{us(load[base])}" + (f" ({group(base)})" if by[base].sink else ""),
                 load[ours] / load[base],
+                "reported",
+                None,
+            )
+        )
+    return out
+
+
+def throughput(root: Path, dsn: str, entries: int, rounds: int = 4) -> list[Row]:
+    """Scenario 16's throughput rows, PostgreSQL vs SQLite, the two alternated over
+    ``rounds``: ``sink.write`` in batches of 1,000 (the store alone), and ``record`` to
+    committed through the log (one producer; its queue and writer thread included)."""
+    rates: dict[tuple[str, str], list[float]] = {}
+    for r in range(rounds):
+        order = ("SQLite", "PostgreSQL") if r % 2 == 0 else ("PostgreSQL", "SQLite")
+        for store in order:
+
+            def sink(tag: str, store: str = store, r: int = r) -> Any:
+                if store == "SQLite":
+                    return SqliteAuditSink(root / f"rate-{tag}-{r}.db")
+                return PostgresAuditSink(dsn)
+
+            rates.setdefault(("write", store), []).append(write_rate(sink("w"), entries))
+            rates.setdefault(("record", store), []).append(record_rate(sink("r"), entries))
+    out: list[Row] = []
+    for kind, measure in (
+        ("write", f"sink.write, batches of 1,000, {entries:,} entries"),
+        ("record", f"record → committed, {entries:,} entries, one producer"),
+    ):
+        pg = statistics.median(rates[(kind, "PostgreSQL")])
+        lite = statistics.median(rates[(kind, "SQLite")])
+        out.append(
+            Row(
+                VERSUS,
+                f"{measure}: PostgreSQL vs SQLite",
+                f"{pg:,.0f} entries/s",
+                f"{lite:,.0f} entries/s",
+                pg / lite,
                 "reported",
                 None,
             )
@@ -203,7 +248,10 @@ async def run(calls: int = 20_000, rounds: int = 8) -> list[Row]:
     ):
         made = settings(Path(tmp), dsn, stack)
         await measure(made, calls, rounds)
-        return rows(made)
+        out = rows(made)
+        if dsn is not None:
+            out.extend(await asyncio.to_thread(throughput, Path(tmp), dsn, max(calls, 20_000)))
+        return out
 
 
 def main(argv: list[str] | None = None) -> int:
