@@ -9,7 +9,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+from a2a.auth.user import User
 from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.server.context import ServerCallContext
 from pydantic import BaseModel
 from starlette.authentication import (
     AuthCredentials,
@@ -167,6 +169,26 @@ def skill_request(skill: str | None, args: Any = None, *, where: str = "request"
     return req
 
 
+class NamedUser(User):
+    """An authenticated A2A user called ``name`` (what a task store scopes tasks by)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def user_name(self) -> str:
+        return self.name
+
+
+def call_context(user: str) -> ServerCallContext:
+    """An SDK call context of the authenticated ``user``, as a task store is given one."""
+    return ServerCallContext(user=NamedUser(user))
+
+
 BASE = "http://testserver"
 """The origin the in-process A2A tests address (``httpx.ASGITransport``)."""
 
@@ -176,14 +198,23 @@ async def a2a_client(
     app: Any, token: str | None = None, *, streaming: bool = False
 ) -> AsyncIterator[Any]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=headers
-    ) as hc:
-        card = await A2ACardResolver(hc, BASE).get_agent_card()
-        client = await create_client(
-            card, client_config=ClientConfig(httpx_client=hc, streaming=streaming)
-        )
-        try:
-            yield client
-        finally:
-            await client.close()
+    async with (
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url=BASE, headers=headers
+        ) as hc,
+        card_client(hc, BASE, streaming=streaming) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def card_client(hc: Any, origin: str, *, streaming: bool = False) -> AsyncIterator[Any]:
+    """The official A2A SDK client built from the public card at ``origin``, over ``hc``."""
+    card = await A2ACardResolver(hc, origin).get_agent_card()
+    client = await create_client(
+        card, client_config=ClientConfig(httpx_client=hc, streaming=streaming)
+    )
+    try:
+        yield client
+    finally:
+        await client.close()

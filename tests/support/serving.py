@@ -252,15 +252,12 @@ async def a2a_client(origin: str, token: str | None = None) -> AsyncIterator[Any
     """The official A2A SDK client (non-streaming) of the server at ``origin``, from its
     public card, sending ``token`` if given."""
     import httpx
-    from a2a.client import A2ACardResolver, ClientConfig, create_client
+
+    from tests.support.a2a_lab import card_client
 
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
-        card = await A2ACardResolver(http, origin).get_agent_card()
-        client = await create_client(
-            card, client_config=ClientConfig(httpx_client=http, streaming=False)
-        )
-        try:
-            yield client
-        finally:
-            await client.close()
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=30) as http,
+        card_client(http, origin) as client,
+    ):
+        yield client

@@ -326,12 +326,13 @@ def http_parts(
                 authentication=backend,
                 allowed_hosts=allowed_hosts,
                 progress_interval=progress_interval,
-                task_store=task_store
-                or BoundedTaskStore(
+                task_store=BoundedTaskStore(
                     max_tasks=caps.tasks,
                     max_per_caller=caps.tasks_per_caller,
                     max_age=caps.task_max_age,
-                ),
+                )
+                if task_store is None
+                else task_store,
             )
 
         parts.append(a2a_part)

@@ -4,29 +4,14 @@ request input in a finished task, and never letting one owner's save take anothe
 from __future__ import annotations
 
 import pytest
-from a2a.auth.user import User
-from a2a.server.context import ServerCallContext
 from a2a.types import Message, Role, Task, TaskState, TaskStatus
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from foldkit_agent.adapters.a2a import ForeignTaskError, SqlTaskStore
+from tests.support.a2a_lab import call_context
 
-
-class _User(User):
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    @property
-    def user_name(self) -> str:
-        return self.name
-
-
-ALICE = ServerCallContext(user=_User("alice"))
-BOB = ServerCallContext(user=_User("bob"))
+ALICE = call_context("alice")
+BOB = call_context("bob")
 NOW = Timestamp()
 NOW.GetCurrentTime()
 

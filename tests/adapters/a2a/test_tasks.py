@@ -5,30 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import GetTaskRequest, Message, Role, Task, TaskState, TaskStatus
 
 from foldkit_agent.adapters.a2a import BoundedTaskStore, a2a_app
-from tests.support.a2a_lab import BASE, a2a_client, lab_runtime, skill_request
-
-
-def _ctx(user: str) -> ServerCallContext:
-    return ServerCallContext(user=_User(user))
-
-
-class _User(User):
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    @property
-    def user_name(self) -> str:
-        return self.name
+from tests.support.a2a_lab import BASE, a2a_client, call_context, lab_runtime, skill_request
 
 
 def _task(task_id: str, state: TaskState, request: str = "x") -> Task:
@@ -49,7 +31,7 @@ class _Clock:
 
 async def test_past_its_count_the_store_evicts_finished_tasks_first() -> None:
     store = BoundedTaskStore(max_tasks=3)
-    alice = _ctx("alice")
+    alice = call_context("alice")
     await store.save(_task("running", TaskState.TASK_STATE_WORKING), alice)
     for n in range(5):
         await store.save(_task(f"done-{n}", TaskState.TASK_STATE_COMPLETED), alice)
@@ -62,7 +44,7 @@ async def test_past_its_count_the_store_evicts_finished_tasks_first() -> None:
 
 async def test_one_caller_past_its_share_evicts_only_its_own_tasks() -> None:
     store = BoundedTaskStore(max_tasks=100, max_per_caller=2)
-    alice, bob = _ctx("alice"), _ctx("bob")
+    alice, bob = call_context("alice"), call_context("bob")
     await store.save(_task("bob-1", TaskState.TASK_STATE_COMPLETED), bob)
     for n in range(10):
         await store.save(_task(f"alice-{n}", TaskState.TASK_STATE_REJECTED), alice)
@@ -75,7 +57,7 @@ async def test_one_caller_past_its_share_evicts_only_its_own_tasks() -> None:
 async def test_a_task_not_updated_for_max_age_is_evicted() -> None:
     clock = _Clock()
     store = BoundedTaskStore(max_age=60, clock=clock)
-    alice = _ctx("alice")
+    alice = call_context("alice")
     await store.save(_task("old", TaskState.TASK_STATE_INPUT_REQUIRED), alice)
     clock.now = 61
     await store.save(_task("new", TaskState.TASK_STATE_WORKING), alice)
@@ -86,7 +68,7 @@ async def test_a_task_not_updated_for_max_age_is_evicted() -> None:
 
 async def test_a_finished_task_keeps_no_part_of_the_request() -> None:
     store = BoundedTaskStore()
-    alice = _ctx("alice")
+    alice = call_context("alice")
     await store.save(_task("t", TaskState.TASK_STATE_WORKING, "x" * 1000), alice)
     running = await store.get("t", alice)
     assert running is not None

@@ -178,8 +178,9 @@ def a2a_app(
         task_store: where tasks are kept (an ``a2a.server.tasks.TaskStore``); default a
             :class:`~foldkit_agent.adapters.a2a.tasks.BoundedTaskStore` (10,000 tasks, 1,000
             per caller, an hour since the last update; finished tasks evicted first, and
-            without the request's input). The SDK's ``DatabaseTaskStore`` keeps them in
-            SQLite or PostgreSQL instead.
+            without the request's input).
+            :class:`~foldkit_agent.adapters.a2a.SqlTaskStore` keeps them in SQLite or
+            PostgreSQL instead, with the same bounds (the SDK's ``DatabaseTaskStore``).
 
     Every request passes :class:`~foldkit_agent.edge.EdgeGuard` first: Host, Origin,
     ``authentication`` (before any byte of the body is read), content type and length, strict

@@ -39,11 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from a2a.server.context import ServerCallContext
 from a2a.server.owner_resolver import OwnerResolver, resolve_user_scope
-from a2a.server.tasks import TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskState
 
 from ...edge.callers import DEFAULT_TASK_MAX_AGE, DEFAULT_TASKS, DEFAULT_TASKS_PER_CALLER
-from .tasks import FINISHED, without_request_parts
+from .tasks import FINISHED, TaskBounds, without_request_parts
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -91,7 +90,7 @@ def _engine(spec: str) -> tuple[AsyncEngine, str]:
     return engine, "the PostgreSQL database"
 
 
-class SqlTaskStore(TaskStore):
+class SqlTaskStore(TaskBounds):
     """The SDK's ``DatabaseTaskStore`` on SQLite or PostgreSQL, bounded and owner-bound.
 
     Args:
@@ -125,14 +124,7 @@ class SqlTaskStore(TaskStore):
     ) -> None:
         from a2a.server.tasks import DatabaseTaskStore
 
-        if max_tasks < 1 or max_per_caller < 1:
-            raise ValueError("max_tasks and max_per_caller must be at least 1")
-        if not max_age > 0:
-            raise ValueError(f"max_age must be a positive number of seconds, got {max_age}")
-        self.max_tasks = max_tasks
-        self.max_per_caller = max_per_caller
-        self.max_age = max_age
-        self.evicted = 0
+        super().__init__(max_tasks, max_per_caller, max_age)
         self.engine, self.where = _engine(spec)
         self._owner_of = owner_resolver
         self._db = DatabaseTaskStore(self.engine, owner_resolver=owner_resolver)

@@ -21,8 +21,9 @@ input, up to the body limit), since nothing reads them once the call has ended; 
 messages, the status and the artifacts stay.
 
 Any other ``a2a.server.tasks.TaskStore`` can be passed as ``a2a_app(..., task_store=...)``,
-for example the SDK's ``DatabaseTaskStore`` on SQLite or PostgreSQL (``a2a-sdk[sqlite]``,
-``a2a-sdk[postgresql]``).
+for example :class:`~foldkit_agent.adapters.a2a.SqlTaskStore`: the SDK's
+``DatabaseTaskStore`` on SQLite or PostgreSQL, within the same bounds
+(``pip install 'foldkit-agent[a2a-db]'``).
 
 Example:
     >>> store = BoundedTaskStore(max_tasks=1000, max_age=600)
@@ -97,7 +98,26 @@ class _Held:
         return min(heads, key=lambda item: item[1]) if heads else None
 
 
-class BoundedTaskStore(TaskStore):
+class TaskBounds(TaskStore):
+    """What the bounded task stores share: their three bounds, checked, and ``evicted``.
+
+    Raises:
+        ValueError: a bound below 1 (or ``max_age`` not positive).
+    """
+
+    def __init__(self, max_tasks: int, max_per_caller: int, max_age: float) -> None:
+        if max_tasks < 1 or max_per_caller < 1:
+            raise ValueError("max_tasks and max_per_caller must be at least 1")
+        if not max_age > 0:
+            raise ValueError(f"max_age must be a positive number of seconds, got {max_age}")
+        self.max_tasks = max_tasks
+        self.max_per_caller = max_per_caller
+        self.max_age = max_age
+        self.evicted = 0
+        """Tasks dropped past a bound so far."""
+
+
+class BoundedTaskStore(TaskBounds):
     """A ``TaskStore`` in memory, bounded by count (overall and per owner) and age.
 
     Args:
@@ -123,14 +143,7 @@ class BoundedTaskStore(TaskStore):
         owner_resolver: OwnerResolver = resolve_user_scope,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_tasks < 1 or max_per_caller < 1:
-            raise ValueError("max_tasks and max_per_caller must be at least 1")
-        if not max_age > 0:
-            raise ValueError(f"max_age must be a positive number of seconds, got {max_age}")
-        self.max_tasks = max_tasks
-        self.max_per_caller = max_per_caller
-        self.max_age = max_age
-        self.evicted = 0
+        super().__init__(max_tasks, max_per_caller, max_age)
         self._owner_of = owner_resolver
         self._clock = clock
         self._tasks = InMemoryTaskStore(owner_resolver=_stored_owner)
