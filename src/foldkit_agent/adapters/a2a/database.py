@@ -145,7 +145,7 @@ class SqlTaskStore(TaskBounds):
         await self.engine.dispose()
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        """Save ``task`` for the caller of ``context``; a new one bounds the table first.
+        """Save ``task`` for the caller of ``context``; after a new one, bound the table.
 
         Raises:
             ForeignTaskError: another owner holds a task with this id.
