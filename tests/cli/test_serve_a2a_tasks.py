@@ -64,6 +64,10 @@ async def test_a_finished_task_outlives_kill_9_and_stays_its_callers(a2a_task_st
         (["--mcp", "http", "--a2a-task-store", "sqlite:t.db"], "keeps A2A tasks: add --a2a"),
         (["--a2a", "--a2a-task-store", "mysql:x"], "an A2A task store is sqlite:PATH"),
         (["--a2a", "--a2a-task-store", "sqlite::memory:"], "needs a file"),
+        (
+            ["--a2a", "--a2a-task-store", "postgres:host=/nonexistent dbname=tasks"],
+            "--a2a-task-store: cannot open the PostgreSQL database",
+        ),
     ],
 )
 def test_a_wrong_task_store_is_one_clear_line(args: list[str], said: str) -> None:
