@@ -12,12 +12,12 @@ from tests.support.a2a_lab import call_context
 
 ALICE = call_context("alice")
 BOB = call_context("bob")
-NOW = Timestamp()
-NOW.GetCurrentTime()
 
 
 def _task(task_id: str, state: TaskState, *, ago: int = 0, request: str = "x") -> Task:
-    at = Timestamp(seconds=NOW.seconds - ago)
+    now = Timestamp()
+    now.GetCurrentTime()  # at the call: the store ages tasks against the wall clock
+    at = Timestamp(seconds=now.seconds - ago)
     task = Task(id=task_id, context_id="c", status=TaskStatus(state=state, timestamp=at))
     task.history.append(
         Message(role=Role.ROLE_USER, message_id=f"m-{task_id}", parts=[{"text": request}])
