@@ -1,7 +1,7 @@
 # foldkit-agent: every target installs what it needs on its own.
 #   make demo   the todo app driven by an agent over real MCP
 #   make test   the whole test suite (Python, Node interop peers, headless Chromium,
-#               a throwaway PostgreSQL cluster)
+#               a throwaway PostgreSQL cluster, nginx in front of three workers)
 #   make unit   the Python suite without Node peers or Chromium (the fast loop)
 
 PYTHON ?= python3
@@ -12,7 +12,7 @@ NODE_STAMP := tests/interop/node_modules/.installed
 CHROMIUM ?= /usr/bin/chromium
 WRK ?= wrk
 
-.PHONY: demo test unit lint format bench soak check install node chromium postgres wrk clean
+.PHONY: demo test unit lint format bench soak check install node chromium postgres wrk nginx clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,26 +56,35 @@ wrk:
 	  || { echo "could not install wrk: run 'sudo apt-get install wrk' and retry (or put a wrk built from its source on PATH)"; exit 1; }; \
 	fi
 
+# The deploy tests and `python -m deploy` run Debian's nginx from a temporary folder
+# (deploy/stack.py); Debian's package starts no service here and none is left running.
+nginx:
+	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then \
+	  echo "installing Debian's nginx for the deploy tests"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx) \
+	  || { echo "could not install nginx: run 'sudo apt-get install nginx' and retry"; exit 1; }; \
+	fi
+
 demo: $(STAMP)
 	$(VENV)/bin/foldkit-agent demo
 
-test: $(STAMP) node chromium postgres wrk
+test: $(STAMP) node chromium postgres wrk nginx
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
 
 # Every test that needs a Node peer or Chromium carries the `interop` or `browser` marker
 # (tests/test_architecture.py checks that), so this needs neither installed; the audit
-# tests' throwaway PostgreSQL cluster stays in.
-unit: $(STAMP) postgres wrk
+# tests' throwaway PostgreSQL cluster and the deploy tests' nginx stay in.
+unit: $(STAMP) postgres wrk nginx
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q -m "not interop and not browser"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests examples bench
-	$(VENV)/bin/ruff format --check src tests examples bench
+	$(VENV)/bin/ruff check src tests examples bench deploy
+	$(VENV)/bin/ruff format --check src tests examples bench deploy
 	$(VENV)/bin/pyright
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests examples bench
-	$(VENV)/bin/ruff check --fix src tests examples bench
+	$(VENV)/bin/ruff format src tests examples bench deploy
+	$(VENV)/bin/ruff check --fix src tests examples bench deploy
 
 check: lint test
 

@@ -15,6 +15,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -412,6 +413,29 @@ def python_module(run: Run, cmd: Command, argv: list[str]) -> None:
     assert done.stdout.strip(), f"{cmd.text!r} printed nothing"
 
 
+def deploy_tryout(run: Run, cmd: Command, argv: list[str]) -> None:
+    """``python -m deploy``: PostgreSQL, the workers and nginx come up; each tenant's token
+    lists the tools through nginx at the URL printed; Ctrl-C stops it all, exit 0, and the
+    files it printed (nginx's folder, the cluster's socket) are gone."""
+    server = run.start([resolve("python"), *with_port_option(argv, run.port)[1:]])
+    server.wait_for(r"^ready; Ctrl-C stops everything", timeout=TIMEOUT)
+    printed = server.output()
+    tenants = re.findall(r"^tenant \S+: (http://\S+/mcp) token (\S+)$", printed, re.M)
+    assert tenants, printed
+    for url, token in tenants:
+        assert url.startswith(f"http://127.0.0.1:{run.port}/")
+        assert anyio.run(mcp_tools, url, {"Authorization": f"Bearer {token}"})
+    server.proc.send_signal(signal.SIGINT)
+    assert server.proc.wait(TIMEOUT) == 0, server.output()
+    assert server.next_match(r"^stopped: ") is not None, server.output()
+    files = re.search(r"files in (\S+)\)", printed)
+    socket_dir = re.search(r"host=(\S+)", printed)
+    assert files is not None, printed
+    assert socket_dir is not None, printed
+    assert not Path(files.group(1)).exists()
+    assert not Path(socket_dir.group(1)).exists()
+
+
 def python_file(run: Run, cmd: Command, argv: list[str]) -> None:
     """``.venv/bin/python FILE.py``: the document's block named FILE.py, as a file."""
     named = {b.title: b for b in blocks(run.block.path) if b.title}
@@ -442,6 +466,7 @@ RUNNERS: list[tuple[str, Runner]] = [
     (r"claude mcp add ", claude_code),
     (r"python -m examples\.todo_web\b", todo_web),
     (r"python -m examples\.", python_module),
+    (r"python -m deploy\b", deploy_tryout),
     (r"(\.venv/bin/)?python \S+\.py$", python_file),
 ]
 """``(pattern matched against the command's words, runner)``, first match wins."""

@@ -27,6 +27,8 @@ STORE_ENV = "FOLDKIT_TODO_STORE"
 DEFAULT_TENANT = "default"
 """The tenant of a store opened without one (a single-tenant server)."""
 
+_SCHEMA_LOCK = 0x666B_746F_646F  # pg_advisory_xact_lock key: the todos table is made once
+
 
 class TodoStore(Protocol):
     """One tenant's todos, as the app's Commands read and write them."""
@@ -109,11 +111,15 @@ class PostgresTodoStore:
         import psycopg
 
         conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS todos (tenant TEXT NOT NULL, id TEXT NOT NULL, "
-            "title TEXT NOT NULL, completed BOOLEAN NOT NULL, seq BIGSERIAL, "
-            "PRIMARY KEY (tenant, id))"
-        )
+        # tenants opening at once, in one worker or several, create the table once: two
+        # concurrent CREATE TABLE IF NOT EXISTS collide in PostgreSQL's catalog otherwise
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS todos (tenant TEXT NOT NULL, id TEXT NOT NULL, "
+                "title TEXT NOT NULL, completed BOOLEAN NOT NULL, seq BIGSERIAL, "
+                "PRIMARY KEY (tenant, id))"
+            )
         return cls(conn, tenant)
 
     async def load(self) -> tuple[Todo, ...]:

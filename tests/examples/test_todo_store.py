@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from examples.todo import AppAgent, run_todo
@@ -34,6 +35,21 @@ async def test_a_store_keeps_each_tenants_todos_in_creation_order(todo_store: st
     finally:
         await a.close()
         await b.close()
+
+
+async def test_twelve_tenants_opening_at_once_on_a_new_database_all_open(
+    postgres_dsn: str,
+) -> None:
+    # the deploy test's six tenants on three workers first failed here: concurrent
+    # CREATE TABLE IF NOT EXISTS collide in PostgreSQL's catalog without the schema lock
+    stores = await asyncio.gather(
+        *(open_store(f"postgres:{postgres_dsn}", tenant=f"t{n}") for n in range(12))
+    )
+    try:
+        await asyncio.gather(*(s.save(Todo(id="todo-1", title=s.tenant)) for s in stores))
+        assert [[t.title for t in await s.load()] for s in stores] == [[f"t{n}"] for n in range(12)]
+    finally:
+        await asyncio.gather(*(s.close() for s in stores))
 
 
 async def test_what_was_saved_is_back_after_a_restart_through_received_todos(

@@ -724,7 +724,8 @@ def serve(
         metavar="principal|path",
         help="With --mcp http: serve one runtime per tenant, MODULE:ATTR(tenant) each; the "
         "tenant is the bearer token's subject (principal; needs --token) or the first path "
-        "segment (path: /TENANT/mcp); see docs/deploy.md",
+        "segment (path: /TENANT/mcp; with --token, only for a token of that tenant); see "
+        "docs/deploy.md",
         show_default=False,
     ),
     tenant_idle: float = typer.Option(
@@ -855,6 +856,7 @@ def serve(
                     max_tenants=max_tenants,
                     audit=audit,
                     audit_durable=audit_durable,
+                    verified=bool(tokens),
                 ) as tenants:
                     prefix = "/{tenant}" if tenant_from == "path" else "/"
                     await serve_http(tenants, prefix, OpenRuntimes(tenants))

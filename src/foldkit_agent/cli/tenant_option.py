@@ -16,7 +16,7 @@ from typing import Any, overload
 
 from ..audit.log import AuditSink
 from ..contract.declare import AgentDefinition
-from ..edge.tenants import Tenants
+from ..edge.tenants import Tenants, own_path_tenant
 from ..runtime.bound import AgentRuntime
 from .audit_option import audited, open_sink
 from .loading import fail
@@ -115,14 +115,19 @@ async def serve_tenants(
     max_tenants: int,
     audit: str | None,
     audit_durable: bool,
+    verified: bool = False,
 ) -> AsyncGenerator[Tenants]:
     """The running :class:`~foldkit_agent.edge.Tenants` of ``serve --tenant-from``; every
-    runtime closed (and its audit flushed) on exit. Each close is reported on stderr."""
+    runtime closed (and its audit flushed) on exit. Each close is reported on stderr.
+
+    With ``verified`` (``--token`` given), a tenant read off the path is served only to a
+    caller whose token's subject is that tenant (:func:`~foldkit_agent.edge.own_path_tenant`).
+    """
 
     def factory(tenant: str) -> Any:
         return _tenant_runtime(loaded, reference, tenant, audit, audit_durable)
 
-    mode: Any = key
+    mode: Any = own_path_tenant if key == "path" and verified else key
     async with Tenants(
         factory, key=mode, idle=idle, max_tenants=max_tenants, on_close=_report
     ) as tenants:

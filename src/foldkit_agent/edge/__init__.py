@@ -48,6 +48,7 @@ from .tenants import (
     TenantKey,
     Tenants,
     TenantsFullError,
+    own_path_tenant,
     path_tenant,
     principal_tenant,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "jsonrpc_or_plain",
     "jsonrpc_problem",
     "loads_strict",
+    "own_path_tenant",
     "parse_host",
     "parse_origin",
     "path_tenant",

@@ -30,6 +30,7 @@ __all__ = [
     "TenantKey",
     "Tenants",
     "TenantsFullError",
+    "own_path_tenant",
     "path_tenant",
     "principal_tenant",
 ]
@@ -97,6 +98,21 @@ def path_tenant(ctx: Any) -> str | None:
     else:
         value = getattr(ctx, "tenant", None)
     return value if isinstance(value, str) and value else None
+
+
+def own_path_tenant(ctx: Any) -> str | None:
+    """The tenant is the path's ``{tenant}``, served only to a caller authenticated as it.
+
+    For tenants routed by path (a proxy hashing on ``/TENANT/...``) whose callers carry
+    tokens: the path says where the request goes, the verified token's subject
+    (:func:`principal_tenant`) must be that tenant, so one tenant's token never reaches
+    another tenant's Model. ``serve --tenant-from path`` with ``--token`` uses it.
+
+    Example:
+        >>> Tenants(runtime, key=own_path_tenant)  # /alice/mcp with a token of alice
+    """
+    tenant = path_tenant(ctx)
+    return tenant if tenant is not None and principal_tenant(ctx) == tenant else None
 
 
 class NoTenantError(Exception):

@@ -1,0 +1,84 @@
+"""``python -m deploy``: try the deployment on one machine, until Ctrl-C.
+
+    python -m deploy [--workers 3] [--port 8000] [--tenant NAME ...]
+
+Starts a throwaway PostgreSQL cluster, the workers and nginx (:func:`deploy.stack.stack`),
+prints each tenant's MCP URL and bearer token, and restarts a worker that dies (on its own
+port, so nginx's ring is unchanged). Ctrl-C (or SIGTERM) stops nginx, drains the workers and
+removes the cluster: nothing is left running or on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from types import FrameType
+
+from .stack import Stack, owner, stack
+
+DEFAULT_TENANTS = ("acme", "globex", "initech")
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m deploy", description=__doc__)
+    parser.add_argument("--workers", type=int, default=3, help="foldkit-agent serve workers")
+    parser.add_argument("--port", type=int, default=8000, help="nginx's port on 127.0.0.1")
+    parser.add_argument(
+        "--tenant", action="append", help="a tenant to serve (repeatable; default: "
+        + ", ".join(DEFAULT_TENANTS) + ")",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    tenants = tuple(args.tenant or DEFAULT_TENANTS)
+    signal.signal(signal.SIGTERM, _interrupt)
+    print("starting PostgreSQL, the workers and nginx ...", flush=True)
+    try:
+        with stack(tenants, workers=args.workers, port=args.port) as running:
+            ring = [w.address for w in running.workers]
+            print(f"PostgreSQL (todos and audit): {running.dsn}")
+            for worker in running.workers:
+                held = [t for t in tenants if owner(t, ring) == worker.address]
+                print(f"worker {worker.index}: {worker.address}, tenants {', '.join(held) or '-'}")
+            print(f"nginx: http://127.0.0.1:{running.port} (files in {running.root})")
+            for tenant in tenants:
+                print(f"tenant {tenant}: {running.url(tenant)} token {running.tokens[tenant]}")
+            print("ready; Ctrl-C stops everything", flush=True)
+            try:
+                code = supervise(running)
+            except KeyboardInterrupt:
+                code = 0
+            # a second Ctrl-C must not cut the clean-up short
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except KeyboardInterrupt:  # while starting
+        code = 0
+    except (FileNotFoundError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print("stopped: nginx, the workers and PostgreSQL; their files are removed", flush=True)
+    return code
+
+
+def supervise(running: Stack) -> int:
+    """Restart a worker that exits; return 1 if nginx exits (until KeyboardInterrupt)."""
+    assert running.nginx is not None
+    while True:
+        time.sleep(0.5)
+        if running.nginx.proc.poll() is not None:
+            print("nginx exited:\n" + "\n".join(running.nginx.lines), file=sys.stderr)
+            return 1
+        for worker in running.workers:
+            if not worker.alive():
+                print(f"worker {worker.index} exited; restarting it", flush=True)
+                worker.start()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""deploy/: nginx routes each tenant to its one worker of three, state and audit in PostgreSQL.
+
+One stack for the module (``deploy.stack``, what ``python -m deploy`` runs): a database on the
+session's throwaway cluster, three real ``foldkit-agent serve --tenant-from path`` workers and
+Debian's nginx. Six tenants drive it concurrently with the official MCP client; nginx names the
+worker that answered in ``X-Upstream``, and its access log names the worker of every request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from deploy.stack import Stack, nginx_binary, owner, stack
+from foldkit_agent import PostgresAuditSink
+from tests.support.mcp_helpers import INITIALIZE
+from tests.support.serving import todos_of
+
+TENANTS = ("acme", "globex", "initech", "umbrella", "hooli", "stark")
+
+
+@pytest.fixture(scope="module")
+def deployed(postgres_cluster: Any) -> Iterator[Stack]:
+    if nginx_binary() is None:
+        pytest.skip("nginx is not installed: run `make nginx`")
+    with postgres_cluster.database() as dsn, stack(TENANTS, workers=3, dsn=dsn) as running:
+        yield running
+
+
+class Seen:
+    """The ``X-Upstream`` of every response an MCP client got through nginx."""
+
+    def __init__(self) -> None:
+        self.upstreams: list[str] = []
+
+    async def response(self, response: httpx2.Response) -> None:
+        self.upstreams.append(response.headers.get("x-upstream", "none"))
+
+
+@asynccontextmanager
+async def tenant_client(
+    deployed: Stack, tenant: str, seen: Seen | None = None, **options: Any
+) -> AsyncIterator[Client]:
+    """The official MCP client of ``tenant``, through nginx, with the tenant's token."""
+    hooks = {"response": [seen.response]} if seen is not None else {}
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {deployed.tokens[tenant]}"},
+        timeout=30,
+        event_hooks=hooks,
+    )
+    async with Client(
+        streamable_http_client(deployed.url(tenant), http_client=http), **options
+    ) as c:
+        yield c
+
+
+def servers(deployed: Stack) -> list[str]:
+    return [w.address for w in deployed.workers]
+
+
+async def create(client: Client, title: str) -> str:
+    """``create_todo``, answered once saved; the invocation id of the answer."""
+    result = await client.call_tool("create_todo", {"title": title})
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    assert result.structured_content["status"] == "completed"
+    return str(result.structured_content["invocation_id"])
+
+
+async def test_six_tenants_at_once_each_land_on_the_worker_the_ring_names(
+    deployed: Stack,
+) -> None:
+    seen = {tenant: Seen() for tenant in TENANTS}
+    answered: dict[str, list[str]] = {tenant: [] for tenant in TENANTS}
+
+    async def drive(tenant: str) -> None:
+        async with tenant_client(deployed, tenant, seen[tenant]) as client:
+            for n in range(3):
+                answered[tenant].append(await create(client, f"{tenant} {n}"))
+            assert [t["title"] for t in await todos_of(client)] == [
+                f"{tenant} {n}" for n in range(3)
+            ]
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tg:
+            for tenant in TENANTS:
+                tg.start_soon(drive, tenant)
+    ring = servers(deployed)
+    for tenant in TENANTS:
+        assert set(seen[tenant].upstreams) == {owner(tenant, ring)}, tenant
+    # nginx's own log: every request of a tenant, handshake and streams included, went to it
+    log = (deployed.root / "access.log").read_text()
+    routed = set(re.findall(r"tenant=(\S+) upstream=(\S+)", log))
+    assert {(t, u) for t, u in routed if t in TENANTS} == {(t, owner(t, ring)) for t in TENANTS}
+    # every answered call is in the PostgreSQL audit, under its tenant
+    audit = PostgresAuditSink(deployed.dsn)
+    try:
+        entries = {e.invocation_id: e for e in audit.query(capability="create_todo", limit=10_000)}
+    finally:
+        audit.close()
+    for tenant, ids in answered.items():
+        assert {(entries[i].principal, entries[i].decision) for i in ids} == {
+            (tenant, "dispatched")
+        }
+
+
+async def test_a_tenants_token_is_served_only_at_its_own_path(deployed: Stack) -> None:
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {deployed.tokens['globex']}"}, timeout=30
+    )
+    async with Client(streamable_http_client(deployed.url("acme"), http_client=http)) as client:
+        with pytest.raises(MCPError, match="not available"):
+            await client.call_tool("create_todo", {"title": "not mine"})
+    async with tenant_client(deployed, "acme") as acme:
+        assert "not mine" not in [t["title"] for t in await todos_of(acme)]
+
+
+async def test_a_killed_worker_restarts_with_every_saved_todo_and_list_changed_reaches_its_client(
+    deployed: Stack,
+) -> None:
+    ring = servers(deployed)
+    victim = deployed.worker_at(owner("stark", ring))
+    its_tenants = [t for t in TENANTS if owner(t, ring) == victim.address]
+    saved: dict[str, list[str]] = {}
+    for tenant in its_tenants:
+        async with tenant_client(deployed, tenant) as client:
+            await create(client, f"{tenant} before the kill")
+            saved[tenant] = [t["title"] for t in await todos_of(client)]
+    # a handshake-era session open on the worker when it dies
+    init = httpx2.post(
+        deployed.url("stark"),
+        json=INITIALIZE,
+        headers={
+            "Authorization": f"Bearer {deployed.tokens['stark']}",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=30,
+    )
+    session = init.headers["mcp-session-id"]
+
+    victim.kill()
+    down = httpx2.post(
+        deployed.url("stark"),
+        json=INITIALIZE,
+        headers={"Authorization": f"Bearer {deployed.tokens['stark']}"},
+        timeout=30,
+    )
+    assert down.status_code == 502  # not opened on another worker meanwhile
+    assert down.headers["x-upstream"] == victim.address
+    victim.start()
+    assert victim.address == owner("stark", ring)
+
+    for tenant in its_tenants:
+        async with tenant_client(deployed, tenant) as client:
+            assert [t["title"] for t in await todos_of(client)] == saved[tenant]
+    # the old session died with its worker: the client is told to start a new one
+    gone = httpx2.post(
+        deployed.url("stark"),
+        json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        headers={
+            "Authorization": f"Bearer {deployed.tokens['stark']}",
+            "Accept": "application/json, text/event-stream",
+            "Mcp-Session-Id": session,
+            "Mcp-Protocol-Version": INITIALIZE["params"]["protocolVersion"],
+        },
+        timeout=30,
+    )
+    assert gone.status_code == 404
+
+    # a new handshake-era session hears list_changed on its GET stream through nginx when
+    # another client of its tenant changes what is available
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(getattr(message, "root", message), types.ToolListChangedNotification):
+            changed.set()
+
+    async with tenant_client(
+        deployed, "stark", mode="legacy", message_handler=on_message
+    ) as legacy:
+        before = {t.name for t in (await legacy.list_tools()).tools}
+        assert "clear_selection" not in before
+        async with tenant_client(deployed, "stark") as other:
+            todo_id = (await todos_of(other))[0]["id"]
+            selected = await other.call_tool("select_todo", {"id": todo_id})
+            assert not selected.is_error
+        with anyio.fail_after(30):
+            await changed.wait()
+        assert "clear_selection" in {t.name for t in (await legacy.list_tools()).tools}
