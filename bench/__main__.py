@@ -35,6 +35,7 @@ from . import (
     memory,
     stall,
     startup,
+    workers,
     wrk,
 )
 from .harness import Row
@@ -92,6 +93,7 @@ def scenarios(
         ("wrk", lambda: wrk.run(seconds, rounds)),
         ("drain", lambda: drain.run(quick)),
         ("stall", lambda: stall.run(3 if quick else 10)),
+        ("workers", lambda: workers.run(3.0 if quick else 6.0, 1 if quick else 2)),
     ]
 
 
@@ -261,6 +263,17 @@ NOTES = """\
     one producer (its queue and writer thread included). Not durable, a call does not wait
     for its entry, so the store's speed shows only in throughput and under load; durable, a
     call waits out the commit, whose cost is the store's round trip and `fsync`.
+15. **Workers behind nginx** (`bench/workers.py`): the stack of `python -m deploy`
+    (`deploy/stack.py`): nginx hashing each tenant onto its worker, the todos and a durable
+    audit (`--audit-durable`) in one PostgreSQL database, 1, 2 and 3 `foldkit-agent serve`
+    workers in turn (alternated, best run each). 12 tenants chosen so every worker holds as
+    many (`deploy.stack.owner` computes nginx's ring), 4 official MCP clients each (48, all in
+    the bench process), each calling `toggle_todo` through nginx for a fixed time. The machine
+    has 2 cores, shared by nginx, PostgreSQL, every worker and the 48 clients (and by any
+    other work on the machine: the row states the load average): a second worker can only use
+    what the clients leave of the cores, so the ratios say what more workers buy on one small
+    machine, not how the deployment scales across machines, where each worker has cores of
+    its own.
 """
 
 

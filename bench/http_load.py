@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -23,28 +25,39 @@ from .servers import start
 CLIENTS = 50
 
 
-async def _load(url: str, seconds: float) -> tuple[int, int, float]:
-    """Connect every client first, then call for ``seconds``: (ok, errors, elapsed)."""
+@dataclass(frozen=True)
+class Caller:
+    """One client of :func:`load`: where it connects, what it sends, and which tool it calls."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    tool: str = "increment"
+    arguments: dict[str, Any] = field(default_factory=lambda: {"by": 1})
+
+
+async def load(callers: Sequence[Caller], seconds: float) -> tuple[int, int, float]:
+    """One official MCP client per caller; all connect first, then each calls its tool for
+    ``seconds``: (answers, errors, elapsed)."""
     ok = 0
     errors = 0
     connected = 0
     go = asyncio.Event()
     stop_at = 0.0
 
-    async def one() -> None:
+    async def one(caller: Caller) -> None:
         nonlocal ok, errors, connected
         async with (
-            httpx2.AsyncClient(timeout=60) as http,
-            Client(streamable_http_client(url, http_client=http)) as client,
+            httpx2.AsyncClient(timeout=60, headers=caller.headers) as http,
+            Client(streamable_http_client(caller.url, http_client=http)) as client,
         ):
             await client.list_tools()
             connected += 1
-            if connected == CLIENTS:
+            if connected == len(callers):
                 go.set()
             await go.wait()
             while time.monotonic() < stop_at:
                 try:
-                    result = await client.call_tool("increment", {"by": 1})
+                    result = await client.call_tool(caller.tool, caller.arguments)
                 except Exception:
                     errors += 1
                     continue
@@ -60,8 +73,13 @@ async def _load(url: str, seconds: float) -> tuple[int, int, float]:
         stop_at = start + seconds
         return start
 
-    started, *_ = await asyncio.gather(timer(), *(one() for _ in range(CLIENTS)))
+    started, *_ = await asyncio.gather(timer(), *(one(c) for c in callers))
     return ok, errors, time.monotonic() - started
+
+
+async def _load(url: str, seconds: float) -> tuple[int, int, float]:
+    """:data:`CLIENTS` clients calling ``increment`` on ``url``."""
+    return await load([Caller(url)] * CLIENTS, seconds)
 
 
 async def _applied(kind: str, url: str) -> int:

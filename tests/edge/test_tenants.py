@@ -17,6 +17,7 @@ from foldkit_agent.edge import (
     NoTenantError,
     RuntimeUnavailableError,
     TenantsFullError,
+    own_path_tenant,
     path_tenant,
     principal_tenant,
     resolve_runtime,
@@ -193,3 +194,17 @@ def test_the_tenant_keys_read_only_what_the_transport_authenticated_or_routed() 
     assert path_tenant(SimpleNamespace(request=routed)) == "acme"
     assert path_tenant(SimpleNamespace(tenant="", request=None)) is None
     assert path_tenant(SimpleNamespace(tenant="acme")) == "acme"
+
+
+def test_a_path_tenant_is_its_own_only_for_a_caller_authenticated_as_it() -> None:
+    def request(tenant: str, subject: str | None) -> FakeRequest:
+        scope: dict[str, Any] = {"path_params": {"tenant": tenant}}
+        if subject is not None:
+            token = SimpleNamespace(subject=subject, client_id="foldkit-agent")
+            scope["user"] = SimpleNamespace(is_authenticated=True, access_token=token)
+        return FakeRequest(scope)
+
+    assert own_path_tenant(request("acme", "acme")) == "acme"
+    assert own_path_tenant(SimpleNamespace(request=request("acme", "acme"))) == "acme"
+    assert own_path_tenant(request("acme", "globex")) is None  # another tenant's token
+    assert own_path_tenant(request("acme", None)) is None  # nobody authenticated
