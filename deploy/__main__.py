@@ -45,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"PostgreSQL (todos and audit): {running.dsn}")
             for worker in running.workers:
                 held = [t for t in tenants if owner(t, ring) == worker.address]
-                print(f"worker {worker.index}: {worker.address}, tenants {', '.join(held) or '-'}")
+                pid = worker.process.proc.pid if worker.process is not None else "-"
+                print(
+                    f"worker {worker.index}: {worker.address} (pid {pid}), "
+                    f"tenants {', '.join(held) or '-'}"
+                )
             print(f"nginx: http://127.0.0.1:{running.port} (files in {running.root})")
             for tenant in tenants:
                 print(f"tenant {tenant}: {running.url(tenant)} token {running.tokens[tenant]}")
@@ -78,6 +82,8 @@ def supervise(running: Stack) -> int:
             if not worker.alive():
                 print(f"worker {worker.index} exited; restarting it", flush=True)
                 worker.start()
+                pid = worker.process.proc.pid if worker.process is not None else "-"
+                print(f"worker {worker.index} is back on {worker.address} (pid {pid})", flush=True)
 
 
 if __name__ == "__main__":

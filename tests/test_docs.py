@@ -415,8 +415,9 @@ def python_module(run: Run, cmd: Command, argv: list[str]) -> None:
 
 def deploy_tryout(run: Run, cmd: Command, argv: list[str]) -> None:
     """``python -m deploy``: PostgreSQL, the workers and nginx come up; each tenant's token
-    lists the tools through nginx at the URL printed; Ctrl-C stops it all, exit 0, and the
-    files it printed (nginx's folder, the cluster's socket) are gone."""
+    lists the tools through nginx at the URL printed; a worker killed with SIGKILL is started
+    again on its port and its tenants answer; Ctrl-C stops it all, exit 0, and the files it
+    printed (nginx's folder, the cluster's socket) are gone."""
     server = run.start([resolve("python"), *with_port_option(argv, run.port)[1:]])
     server.wait_for(r"^ready; Ctrl-C stops everything", timeout=TIMEOUT)
     printed = server.output()
@@ -425,6 +426,16 @@ def deploy_tryout(run: Run, cmd: Command, argv: list[str]) -> None:
     for url, token in tenants:
         assert url.startswith(f"http://127.0.0.1:{run.port}/")
         assert anyio.run(mcp_tools, url, {"Authorization": f"Bearer {token}"})
+    first = re.search(r"^worker 0: (\S+) \(pid (\d+)\), tenants (.*)$", printed, re.M)
+    assert first is not None, printed
+    os.kill(int(first.group(2)), signal.SIGKILL)
+    server.wait_for(r"^worker 0 exited; restarting it", timeout=TIMEOUT)
+    back = server.wait_for(r"^worker 0 is back on (\S+) \(pid (\d+)\)", timeout=TIMEOUT)
+    assert back.group(1) == first.group(1)  # its port, so nginx's ring is unchanged
+    held = {name for name in first.group(3).split(", ") if name != "-"}
+    for url, token in tenants:
+        if url.rsplit("/", 2)[-2] in held:
+            assert anyio.run(mcp_tools, url, {"Authorization": f"Bearer {token}"})
     server.proc.send_signal(signal.SIGINT)
     assert server.proc.wait(TIMEOUT) == 0, server.output()
     assert server.next_match(r"^stopped: ") is not None, server.output()
