@@ -263,7 +263,7 @@ NOTES = """\
     one producer (its queue and writer thread included). Not durable, a call does not wait
     for its entry, so the store's speed shows only in throughput and under load; durable, a
     call waits out the commit, whose cost is the store's round trip and `fsync`.
-15. **Workers behind nginx** (`bench/workers.py`): the stack of `python -m deploy`
+17. **Workers behind nginx** (`bench/workers.py`): the stack of `python -m deploy`
     (`deploy/stack.py`): nginx hashing each tenant onto its worker, the todos and a durable
     audit (`--audit-durable`) in one PostgreSQL database, 1, 2 and 3 `foldkit-agent serve`
     workers in turn (alternated, best run each). 12 tenants chosen so every worker holds as
@@ -273,7 +273,9 @@ NOTES = """\
     other work on the machine: the row states the load average): a second worker can only use
     what the clients leave of the cores, so the ratios say what more workers buy on one small
     machine, not how the deployment scales across machines, where each worker has cores of
-    its own.
+    its own. Each row says how many cores the clients (the bench process) and the workers
+    (their `/proc` CPU time) kept busy over the run: workers well below one core each were
+    not what limited the rate.
 """
 
 

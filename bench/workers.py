@@ -1,19 +1,22 @@
-"""Scenario 15: throughput of 1, 2 and 3 ``foldkit-agent serve`` workers behind nginx.
+"""Scenario 17: throughput of 1, 2 and 3 ``foldkit-agent serve`` workers behind nginx.
 
 The stack of ``python -m deploy`` (``deploy.stack``): nginx hashing each tenant onto its
 worker, the todos and a durable audit in one PostgreSQL database (a throwaway cluster, one
 fresh database per run). 12 tenants, chosen so that each worker holds the same number of them
 (``deploy.stack.owner`` computes nginx's ring), 4 official MCP clients each (48 in all, in this
 process), each calling ``toggle_todo`` on one of its tenant's todos through nginx for a fixed
-time. Reported: calls/s with 2 and 3 workers as ratios to 1 worker; every call answered.
+time. Reported: calls/s with 2 and 3 workers as ratios to 1 worker, every call answered, and
+the cores the clients (this process) and the workers kept busy during the run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -26,7 +29,7 @@ from deploy.stack import Stack, owner, stack
 from .harness import Row
 from .http_load import Caller, load
 
-SCENARIO = "15. workers behind nginx"
+SCENARIO = "17. workers behind nginx"
 TENANTS = 12
 CLIENTS_PER_TENANT = 4
 POOL = [f"tenant{n}" for n in range(120)]
@@ -58,6 +61,16 @@ async def _first_todo(running: Stack, tenant: str) -> str:
         return str(made.structured_content["result"]["id"])
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _workers_cpu(running: Stack) -> float:
+    return sum(_cpu_seconds(w.process.proc.pid) for w in running.workers if w.process)
+
+
 async def _measure(running: Stack, seconds: float) -> dict[str, Any]:
     tenants = balanced([w.address for w in running.workers])
     ids = await asyncio.gather(*(_first_todo(running, t) for t in tenants))
@@ -71,8 +84,11 @@ async def _measure(running: Stack, seconds: float) -> dict[str, Any]:
         for tenant, todo in zip(tenants, ids, strict=True)
         for _ in range(CLIENTS_PER_TENANT)
     ]
+    clients0, workers0 = time.process_time(), _workers_cpu(running)
     ok, errors, elapsed = await load(callers, seconds)
-    return {"rate": ok / elapsed, "ok": ok, "errors": errors}
+    clients = (time.process_time() - clients0) / elapsed  # cores the 48 clients kept busy
+    served = (_workers_cpu(running) - workers0) / elapsed
+    return {"rate": ok / elapsed, "ok": ok, "errors": errors, "clients": clients, "workers": served}
 
 
 @contextmanager
@@ -99,7 +115,8 @@ async def run(seconds: float = 6.0, repeats: int = 2) -> list[Row]:
             f"1 worker: toggle_todo per second, {TENANTS} tenants × {CLIENTS_PER_TENANT} "
             f"clients through nginx, best of {repeats} × {seconds:g} s (load average "
             f"{busy:.1f} on 2 cores at the start)",
-            f"{one['rate']:.0f}/s, {one['errors']} errors",
+            f"{one['rate']:.0f}/s, {one['errors']} errors; cores busy: clients "
+            f"{one['clients']:.2f}, workers {one['workers']:.2f}",
             "—",
             None,
             "reported",
@@ -113,7 +130,8 @@ async def run(seconds: float = 6.0, repeats: int = 2) -> list[Row]:
                 SCENARIO,
                 f"{workers} workers vs 1 (2 cores shared by nginx, PostgreSQL, the workers "
                 "and the 48 clients)",
-                f"{got['rate']:.0f}/s, {got['errors']} errors",
+                f"{got['rate']:.0f}/s, {got['errors']} errors; cores busy: clients "
+                f"{got['clients']:.2f}, workers {got['workers']:.2f}",
                 f"1 worker {one['rate']:.0f}/s",
                 got["rate"] / one["rate"],
                 "reported; zero errors",
