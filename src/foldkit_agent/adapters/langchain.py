@@ -41,7 +41,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, Final, TypeAlias, TypeVar, cast
@@ -134,7 +133,7 @@ class _Tools:
             outcome = await rt.call(name, payload, invocation)
             if not outcome.ok:
                 raise ToolException(outcome.text)
-            return json.dumps(outcome.data), outcome.data
+            return outcome.data_json(), outcome.data
 
         return CapabilityTool(
             name=name,

@@ -419,7 +419,7 @@ _MAX_ANSWERED: Final = 1024  # calls answered at the approval check, waiting for
 
 
 def _text(outcome: Outcome) -> str:
-    return json.dumps(outcome.data) if outcome.ok else outcome.text
+    return outcome.data_json() if outcome.ok else outcome.text
 
 
 class FoldkitTools(list[Tool]):

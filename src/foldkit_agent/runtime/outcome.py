@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic_core import to_json
+
 from ..errors import AgentCancelledError, AgentCompletionTimeoutError, AgentError, AgentHostError
 from .results import DispatchResult
 
@@ -47,6 +49,19 @@ class Outcome:
     capability: str | None
     text: str
     data: dict[str, Any]
+
+    def data_json(self) -> str:
+        """``data`` as compact JSON text, for a channel that carries text.
+
+        One pydantic-core encoding, keys in ``data``'s order (never sorted: this is on every
+        call's path); a value JSON has no form for is written as its ``str``, a non-finite
+        float as ``null``.
+
+        Example:
+            >>> defect("create_todo").data_json()
+            '{"status":"defect","capability":"create_todo","message":"The call failed ..."}'
+        """
+        return to_json(self.data, fallback=str).decode()
 
 
 def summarize(result: DispatchResult | BaseException, *, capability: str | None = None) -> Outcome:

@@ -3,6 +3,7 @@ interrupts the run; approving resumes it and sends the very Message the person s
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from agents import Agent, RunConfig, Runner
@@ -59,7 +60,7 @@ async def test_a_confirm_call_interrupts_the_run_and_an_approval_sends_the_messa
         "dispatched",
         "approved",
     )
-    assert '"status": "dispatched"' in read[-1]
+    assert json.loads(read[-1])["status"] == "dispatched"
 
 
 async def test_a_rejected_call_sends_nothing_and_is_audited_as_declined() -> None:
@@ -91,7 +92,7 @@ async def test_a_call_the_confirm_predicate_lets_through_runs_without_interrupti
     assert notes[-1] == "short"
     assert sent == [AddedNote(text="short")]
     assert entry.approval is None
-    assert '"status": "dispatched"' in read[-1]
+    assert json.loads(read[-1])["status"] == "dispatched"
 
 
 async def test_an_approver_given_to_the_tools_is_asked_during_the_call() -> None:

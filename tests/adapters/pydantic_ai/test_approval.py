@@ -147,6 +147,15 @@ async def test_the_predicate_defers_what_it_says_needs_a_person() -> None:
     assert [c.tool_name for c in first.output.approvals] == ["add_note"]
 
 
+def handling(script: Script, tools: Any, handle: Any) -> Agent[None, str]:
+    """An agent whose deferred calls ``handle`` answers within the run."""
+    return Agent(
+        FunctionModel(script),
+        toolsets=[tools],
+        capabilities=[HandleDeferredToolCalls(handler=handle)],
+    )
+
+
 async def test_handle_deferred_tool_calls_answers_in_the_run_and_an_approval_sends_once() -> None:
     shown: list[str] = []
 
@@ -156,11 +165,7 @@ async def test_handle_deferred_tool_calls_answers_in_the_run_and_an_approval_sen
 
     script = Script("remove_note", {"index": 0})
     async with run_notes() as (running, rt, sent):
-        copilot = Agent(
-            FunctionModel(script),
-            toolsets=[toolset(rt, credentials="alice")],
-            capabilities=[HandleDeferredToolCalls(handler=handle)],
-        )
+        copilot = handling(script, toolset(rt, credentials="alice"), handle)
         result = await copilot.run("remove the first note")
         await running.settled()
         (entry,) = rt.audit.entries()
@@ -181,11 +186,7 @@ async def test_handle_deferred_tool_calls_declining_in_the_run_never_reaches_upd
 
     script = Script("remove_note", {"index": 0})
     async with run_notes() as (running, rt, sent):
-        copilot = Agent(
-            FunctionModel(script),
-            toolsets=[toolset(rt, credentials="alice")],
-            capabilities=[HandleDeferredToolCalls(handler=handle)],
-        )
+        copilot = handling(script, toolset(rt, credentials="alice"), handle)
         result = await copilot.run("remove the first note")
         await running.settled()
         (entry,) = rt.audit.entries()

@@ -23,11 +23,11 @@ out, so a client assumes its cautious default.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 import mcp.types as types
+from pydantic_core import to_json
 
 from ...contract.declare import Capability, Hints
 from ...runtime.bound import AgentRuntime
@@ -211,7 +211,7 @@ class Catalog:
         if not caps:
             text = "Nothing is available in the application's current state."
         else:
-            text = f"{len(caps)} available now:\n" + json.dumps(data, sort_keys=True)
+            text = f"{len(caps)} available now:\n" + to_json(data).decode()
         return text, data
 
 

@@ -528,9 +528,8 @@ def _result(outcome: Outcome | None) -> types.CallToolResult:
     """The ``tools/call`` answer for an outcome (refusals and defects are ``is_error``)."""
     assert outcome is not None  # settle() without `asked` always has an outcome
     if outcome.ok:
-        body = json.dumps(outcome.data, sort_keys=True, default=str)
         return types.CallToolResult(
-            content=_text(f"{outcome.text}\n{body}"),
+            content=_text(f"{outcome.text}\n{outcome.data_json()}"),
             structured_content=outcome.data,
             is_error=False,
         )
