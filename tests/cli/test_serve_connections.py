@@ -1,9 +1,11 @@
 """``foldkit-agent serve`` closes slow and idle connections and keeps serving at its caps.
 
 Each test runs a real ``serve`` subprocess with the timeout set small through its flag and
-talks to it over raw sockets. A connection counts as closed by the server when ``recv``
-returns ``b""`` (every socket has a 30 s timeout, so a server that never closes fails the test
-instead of hanging it); no test measures how long that took.
+talks to it over raw sockets, once with each of uvicorn's HTTP parsers (``--http h11`` and
+``--http httptools``, the default where installed): every limit holds on both. A connection
+counts as closed by the server when ``recv`` returns ``b""`` (every socket has a 30 s timeout,
+so a server that never closes fails the test instead of hanging it); no test measures how long
+that took.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 
+from foldkit_agent.edge.connections import HTTP_PARSERS
 from tests.support.raw_http import post
 from tests.support.serving import Lines, serve_process
 
+pytestmark = pytest.mark.parametrize("http", HTTP_PARSERS)
 
-def _served(*args: str, **kw: Any) -> AbstractAsyncContextManager[str]:
-    return serve_process("examples.todo:runtime", *args, **kw)
+
+def _served(http: str, *args: str, **kw: Any) -> AbstractAsyncContextManager[str]:
+    return serve_process("examples.todo:runtime", "--http", http, *args, **kw)
 
 
 FAST = ["--header-timeout", "0.5", "--body-timeout", "0.5", "--keep-alive", "1"]
@@ -54,21 +60,23 @@ async def _closed(sock: socket.socket) -> bool:
         sock.close()
 
 
-async def test_a_connection_that_never_sends_a_byte_is_closed_after_the_header_timeout() -> None:
-    async with _served("--mcp", "http", *FAST) as origin:
+async def test_a_connection_that_never_sends_a_byte_is_closed_after_the_header_timeout(
+    http: str,
+) -> None:
+    async with _served(http, "--mcp", "http", *FAST) as origin:
         sock = _connect(_port(origin))
         assert await _closed(sock)
 
 
-async def test_a_client_that_never_finishes_its_headers_is_closed() -> None:
-    async with _served("--mcp", "http", *FAST) as origin:
+async def test_a_client_that_never_finishes_its_headers_is_closed(http: str) -> None:
+    async with _served(http, "--mcp", "http", *FAST) as origin:
         sock = _connect(_port(origin))
         sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
         assert await _closed(sock)
 
 
-async def test_a_body_that_stalls_half_way_is_closed_after_the_body_timeout() -> None:
-    async with _served("--mcp", "http", *FAST) as origin:
+async def test_a_body_that_stalls_half_way_is_closed_after_the_body_timeout(http: str) -> None:
+    async with _served(http, "--mcp", "http", *FAST) as origin:
         port = _port(origin)
         body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
         request = post("/mcp", port, {"Content-Type": "application/json"}, body)
@@ -77,8 +85,8 @@ async def test_a_body_that_stalls_half_way_is_closed_after_the_body_timeout() ->
         assert await _closed(sock)
 
 
-async def test_an_idle_keep_alive_connection_is_closed_after_its_answer() -> None:
-    async with _served("--a2a", *FAST) as origin:
+async def test_an_idle_keep_alive_connection_is_closed_after_its_answer(http: str) -> None:
+    async with _served(http, "--a2a", *FAST) as origin:
         port = _port(origin)
         sock = _connect(port)
         sock.sendall(
@@ -90,9 +98,11 @@ async def test_an_idle_keep_alive_connection_is_closed_after_its_answer() -> Non
         assert await _closed(sock)
 
 
-async def test_at_the_connection_cap_a_new_client_is_served_and_the_idlest_is_closed() -> None:
+async def test_at_the_connection_cap_a_new_client_is_served_and_the_idlest_is_closed(
+    http: str,
+) -> None:
     args = ["--a2a", "--max-connections", "4", "--header-timeout", "60"]
-    async with _served(*args) as origin:
+    async with _served(http, *args) as origin:
         port = _port(origin)
         idle = [_connect(port) for _ in range(4)]
         async with httpx.AsyncClient(base_url=origin, timeout=30) as client:
@@ -104,10 +114,12 @@ async def test_at_the_connection_cap_a_new_client_is_served_and_the_idlest_is_cl
             sock.close()
 
 
-async def test_running_out_of_file_descriptors_is_one_log_line_not_a_traceback_per_accept() -> None:
+async def test_running_out_of_file_descriptors_is_one_log_line_not_a_traceback_per_accept(
+    http: str,
+) -> None:
     said = Lines()
     args = ["--a2a", "--max-connections", "10000", "--header-timeout", "60"]
-    async with _served(*args, open_files=64, stderr=said) as origin:
+    async with _served(http, *args, open_files=64, stderr=said) as origin:
         port = _port(origin)
         held = [_connect(port) for _ in range(120)]  # more than the server can accept
         with anyio.fail_after(30):

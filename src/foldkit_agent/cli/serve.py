@@ -38,7 +38,10 @@ from ..contract.declare import AgentDefinition
 from ..edge.callers import DEFAULT_CALLER_LIMITS, CallerLimits
 from ..edge.connections import (
     DEFAULT_CONNECTION_LIMITS,
+    HTTP_PARSERS,
     ConnectionLimits,
+    HttpParser,
+    fast_http,
     protocol,
     quiet_accept_errors,
 )
@@ -192,7 +195,14 @@ def combine(apps: Sequence[Starlette], *, prefix: str = "/") -> Starlette:
     return Starlette(routes=[Mount(prefix, app=dispatch)], lifespan=lifespan)
 
 
-EXTRAS = {"mcp": "mcp", "mcp_types": "mcp", "a2a": "a2a", "sse_starlette": "web", "google": "a2a"}
+EXTRAS = {
+    "mcp": "mcp",
+    "mcp_types": "mcp",
+    "a2a": "a2a",
+    "sse_starlette": "web",
+    "google": "a2a",
+    "httptools": "web",
+}
 """Which extra installs a module an adapter imports (for a one-line hint when it is missing)."""
 
 Tokens = dict[str, tuple[str, list[str]]]
@@ -373,6 +383,7 @@ async def run_http(
     drain_timeout: float | None = None,
     after_drain: Callable[[], Awaitable[None]] | None = None,
     limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    http: HttpParser | None = None,
 ) -> int | None:
     """Serve ``asgi`` with uvicorn on this event loop until cancelled or told to stop.
 
@@ -398,6 +409,9 @@ async def run_http(
         limits: header and body read timeouts, the idle keep-alive and the cap on open
             connections (:class:`~foldkit_agent.edge.connections.ConnectionLimits`); a failed
             ``accept()`` (too many open files) is logged as one line, not a traceback each time.
+        http: uvicorn's HTTP/1.1 parser, ``"httptools"`` or ``"h11"``; default
+            :func:`~foldkit_agent.edge.connections.fast_http` (httptools where installed).
+            ``limits`` hold on both.
     """
     import uvicorn
 
@@ -409,7 +423,7 @@ async def run_http(
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=2,
-        http=protocol(limits),
+        http=protocol(limits, fast_http() if http is None else http),
         timeout_keep_alive=limits.keep_alive,  # pyright: ignore[reportArgumentType] - call_later
     )
     server = draining_server(config, runtimes, within=drain_timeout, after_drain=after_drain)
@@ -709,6 +723,14 @@ def serve(
         "foldkit-agent[a2a-db]; the --max-tasks* and --task-max-age bounds apply)",
         show_default=False,
     ),
+    http_parser: str | None = typer.Option(
+        None,
+        "--http",
+        metavar="h11|httptools",
+        help="uvicorn's HTTP/1.1 parser (default: httptools where installed, else h11); every "
+        "connection limit holds on both",
+        show_default=False,
+    ),
     drain_timeout: float | None = typer.Option(
         None,
         "--drain-timeout",
@@ -769,6 +791,11 @@ def serve(
         fail("--listing applies to MCP: add --mcp stdio or --mcp http")
     if not progress_interval > 0 or progress_interval == float("inf"):
         fail(f"--progress-interval must be a positive number of seconds, got {progress_interval}")
+    if http_parser is not None and http_parser not in HTTP_PARSERS:
+        fail(f"--http takes {' or '.join(HTTP_PARSERS)}, got {http_parser!r}")
+    parser: HttpParser = http_parser or fast_http()
+    if mcp == "stdio" and http_parser is not None:
+        fail("--http chooses the HTTP parser; --mcp stdio serves no HTTP")
     if drain_timeout is not None and (not drain_timeout >= 0 or drain_timeout == float("inf")):
         fail(f"--drain-timeout must be a number of seconds >= 0, got {drain_timeout}")
     try:
@@ -930,6 +957,7 @@ def serve(
             drain_timeout=drain_timeout,
             after_drain=answers_handed_over,
             limits=connection_limits,
+            http=parser,
         )
 
     cut_by: list[int | None] = [None]  # the second signal that cut the drain short

@@ -2,9 +2,11 @@
 
 uvicorn closes an idle keep-alive connection (``timeout_keep_alive``) but waits for ever on a
 client that opens a connection and never finishes its headers, or stops half-way through its
-body, and it takes every connection the kernel hands it. :func:`protocol` returns uvicorn's own
-h11 protocol with the missing rules added, through uvicorn's extension point for the HTTP
-protocol class (``uvicorn.Config(http=...)``):
+body, and it takes every connection the kernel hands it. :func:`protocol` returns one of
+uvicorn's own HTTP/1.1 protocols (``httptools``, the C parser, where it is installed, else the
+pure-Python ``h11``; :func:`fast_http`) with the missing rules added, through uvicorn's extension
+point for the HTTP protocol class (``uvicorn.Config(http=...)``). Both parsers get the same
+rules, tested on both:
 
 ==================  =======  =============================================================
 limit               default  rule
@@ -29,22 +31,26 @@ many open files) into one log line per ``interval`` instead of a traceback per a
 
 Example::
 
-    config = uvicorn.Config(app, http=protocol(ConnectionLimits(header_timeout=5)),
+    config = uvicorn.Config(app, http=protocol(ConnectionLimits(header_timeout=5), "httptools"),
                             timeout_keep_alive=5)
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, cast
 
 __all__ = [
     "DEFAULT_CONNECTION_LIMITS",
+    "HTTP_PARSERS",
     "ConnectionLimits",
+    "HttpParser",
+    "fast_http",
     "protocol",
     "quiet_accept_errors",
 ]
@@ -77,15 +83,54 @@ class ConnectionLimits:
 
 DEFAULT_CONNECTION_LIMITS: Final = ConnectionLimits()
 
+HttpParser = Literal["h11", "httptools"]
+"""uvicorn's two HTTP/1.1 protocols: the pure-Python ``h11`` or the C parser ``httptools``."""
 
-def protocol(limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol class with ``limits`` applied (pass it as ``Config(http=...)``).
+HTTP_PARSERS: Final[tuple[HttpParser, ...]] = ("h11", "httptools")
+
+
+def fast_http() -> HttpParser:
+    """``"httptools"`` where it is installed (the ``web`` extra), else ``"h11"``.
+
+    The C parser costs less per request than h11 (docs/benchmarks.md, "#20 per-call costs");
+    every limit of :class:`ConnectionLimits` holds on both.
+
+    Example:
+        >>> fast_http()
+        'httptools'
+    """
+    return "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+
+
+def protocol(
+    limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS, http: HttpParser = "h11"
+) -> type[asyncio.Protocol]:
+    """uvicorn's ``http`` protocol class with ``limits`` applied (pass it as
+    ``Config(http=...)``).
 
     ``keep_alive`` is uvicorn's own ``timeout_keep_alive``: set that to the same value.
+
+    Raises:
+        ValueError: ``http`` is neither ``"h11"`` nor ``"httptools"``.
+        ModuleNotFoundError: that parser is not installed.
     """
     from uvicorn.protocols.http.h11_impl import H11Protocol  # the ``web`` extra
 
-    class LimitedH11Protocol(H11Protocol):
+    # Both classes keep the same state under the same names (``cycle`` with
+    # ``response_complete`` and ``more_body``, ``flow.read_paused``, ``transport``, ``loop``,
+    # ``connections``) and call the same hooks, so the rules below are typed against h11's;
+    # tests/cli/test_serve_connections.py runs every limit on both.
+    base: type[H11Protocol]
+    if http == "h11":
+        base = H11Protocol
+    elif http == "httptools":
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        base = cast("type[H11Protocol]", HttpToolsProtocol)
+    else:
+        raise ValueError(f"http takes 'h11' or 'httptools', got {http!r}")
+
+    class LimitedProtocol(base):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.read_timer: asyncio.TimerHandle | None = None
@@ -153,7 +198,8 @@ def protocol(limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) -> type[async
             self.idle_since = time.monotonic()
             super().on_response_complete()
 
-    return LimitedH11Protocol
+    LimitedProtocol.__name__ = LimitedProtocol.__qualname__ = f"Limited{base.__name__}"
+    return LimitedProtocol
 
 
 def _make_room(connections: set[Any]) -> bool:

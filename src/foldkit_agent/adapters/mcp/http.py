@@ -47,6 +47,7 @@ from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...runtime.bound import AgentRuntime
+from .inline import InlineCalls, InlineStats, inline_manager
 from .limits import SessionCaps, stream_hold
 from .listing import Listing
 from .server import CredentialsOf, Resolve, mcp_server
@@ -261,6 +262,10 @@ def http_app(
         if static is not None and rules.capability is not None:
             audit_refusal(static, capability=rules.capability, transport=TRANSPORT, err=err)
 
+    # Innermost, so the verified user is already get_access_token()'s when a call runs inline.
+    inline = inline_manager(server, server.session_manager)
+    stats = InlineStats()
+    app.add_middleware(InlineCalls, path=path, server=server, manager=inline, stats=stats)
     if token_verifier is not None:
         app.add_middleware(AuthContextMiddleware)  # the verified user -> get_access_token()
     sessions = Slots(
@@ -294,7 +299,7 @@ def http_app(
 
     @asynccontextmanager
     async def lifespan(application: Starlette) -> AsyncGenerator[None]:
-        async with inner(application):
+        async with inner(application), inline.run():
             try:
                 yield
             finally:
@@ -308,5 +313,6 @@ def http_app(
     app.state.mcp_server = server
     app.state.mcp_sessions = sessions
     app.state.mcp_streams = streams
+    app.state.mcp_inline = stats  # calls answered in one JSON response (.inline)
     app.state.deliver_answers = server.abort_calls  # after a drain: hand the answers over
     return app

@@ -47,7 +47,7 @@ from collections.abc import (
     Awaitable,
     Callable,
 )
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import mcp.types as types
@@ -62,6 +62,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...contract.approval import Approver
 from ...contract.calls import Invocation
+from ...contract.declare import Capability
 from ...edge.approvals import ParkedApprovals
 from ...edge.calls import credentials_or_none, settle, start_call
 from ...edge.disconnect import abort_when_gone, carries_call, client_gone
@@ -111,6 +112,7 @@ __all__ = [
     "Target",
     "default_credentials_of",
     "mcp_server",
+    "waits",
 ]
 
 
@@ -173,6 +175,19 @@ class FoldkitMCPServer(Server[Any]):
         adapter = self._foldkit_adapter
         if adapter is not None:
             await adapter.abort_calls(grace)
+
+    def answers_inline(self, message: object) -> bool:
+        """Whether a 2026-era ``tools/call`` (its parsed JSON-RPC message) can be answered in
+        one JSON response, without mid-call notifications (:mod:`.inline`): decided from the
+        contract before dispatch; always ``False`` for a server with a ``resolve`` target.
+
+        Example:
+            >>> server.answers_inline({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            ...     "params": {"name": "toggle_todo", "arguments": {"id": 1}}})
+            True
+        """
+        adapter = self._foldkit_adapter
+        return adapter is not None and adapter.answers_inline(message)
 
     def close_feeds(self) -> None:
         """Stop watching every runtime this server has served (idempotent)."""
@@ -345,6 +360,13 @@ class _Adapter:
                 )
             name, payload = args
         credentials = await credentials_or_none(self.credentials_of, ctx)
+        scope = getattr(ctx.request, "scope", None)
+        carries_call(scope)  # a drain waits until this answer is written
+        if not waits(rt.definition.by_name.get(name)):
+            # Nothing to wait for, so nothing to beat, ask or abort: the call is awaited here,
+            # without a task of its own, a signal or a disconnect relay.
+            invocation = Invocation(transport=TRANSPORT, credentials=credentials)
+            return _result(await rt.call(name, payload, invocation))
         signal = asyncio.Event()
         approver, asked = self.approver_for(ctx, credentials)
         invocation = Invocation(
@@ -355,8 +377,6 @@ class _Adapter:
         task.add_done_callback(self._forget)
         # Over HTTP, a client that goes away before its answer aborts the call (both eras;
         # the 2026 era also cancels this handler, handshake-era HTTP does not).
-        scope = getattr(ctx.request, "scope", None)
-        carries_call(scope)  # a drain waits until this answer is written
         relay = abort_when_gone(client_gone(scope), signal)
         if relay is not None:
             task.add_done_callback(lambda _done: relay.cancel())
@@ -373,6 +393,33 @@ class _Adapter:
                     )
                 answer.set_exception(RuntimeError("too many approvals are waiting"))
         return _result(await settle(task, signal, beat=beat, interval=interval))
+
+    def answers_inline(self, message: object) -> bool:
+        """Whether a modern-era ``tools/call`` (its parsed JSON-RPC message) needs no
+        mid-call notifications, so HTTP can answer it in one JSON response (:mod:`.inline`).
+
+        Decided from the contract before dispatch, for a fixed runtime only (a resolved one is
+        not known until the call runs): a call that carries a ``progressToken``, answers an
+        approval (``requestState``), asks for a task, or names a capability that :func:`waits`
+        takes the SDK's streaming path. An unknown name or a refused catalog call answers at
+        once, so it is inline too.
+        """
+        rt = self.static
+        body = _object(message)
+        if rt is None or body is None or body.get("method") != "tools/call":
+            return False
+        params = _object(body.get("params"))
+        if params is None or _STREAMED_PARAMS.intersection(params):
+            return False
+        meta = params.get("_meta")
+        if meta is not None and (_object(meta) is None or "progressToken" in meta):
+            return False
+        name = params.get("name")
+        if self.listing == "catalog" and name in CATALOG_NAMES:
+            if name == LIST_CAPABILITIES:
+                return True
+            name = (_object(params.get("arguments")) or {}).get("name")
+        return not isinstance(name, str) or not waits(rt.definition.by_name.get(name))
 
     def approver_for(
         self, ctx: ServerRequestContext[Any, Any], credentials: Any
@@ -522,6 +569,27 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
         raise MCPError(
             types.INTERNAL_ERROR, "The resource could not be read.", {"uri": uri}
         ) from exc
+
+
+_STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})
+"""``tools/call`` parameters that keep a call on the streaming path (:meth:`answers_inline`)."""
+
+
+def _object(value: object) -> dict[str, Any] | None:
+    """``value`` if it is a JSON object (a ``dict``), else ``None``."""
+    return cast("dict[str, Any]", value) if type(value) is dict else None
+
+
+def waits(cap: Capability | None) -> bool:
+    """Whether a call of ``cap`` may wait once it runs: for its completion contract, or for a
+    person's approval (``confirm``, ``True`` or a predicate). Decided from the contract alone,
+    before the call runs; an unknown capability (``None``) is refused at once.
+
+    Example:
+        >>> waits(rt.definition.by_name["create_todo"])  # has a completion contract
+        True
+    """
+    return cap is not None and (cap.completion is not None or cap.confirm is not None)
 
 
 def _result(outcome: Outcome | None) -> types.CallToolResult:

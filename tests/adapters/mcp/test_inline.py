@@ -1,0 +1,115 @@
+"""Which path a 2026-era ``tools/call`` over HTTP takes (``adapters/mcp/inline.py``).
+
+A call that needs no mid-call notifications is answered in one JSON response, counted in
+``app.state.mcp_inline``; a call that carries a ``progressToken``, may wait (a completion
+contract, ``confirm``), comes from a handshake-era client or reaches a server with a
+``resolve`` target takes the SDK's streaming path. Served over real sockets (``run_http``, as
+``serve`` does) to the official ``mcp`` client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from foldkit_agent.adapters.mcp import http_app, mcp_server
+from tests.support.hostile import MODERN_META, mcp_headers
+from tests.support.mcp_helpers import over_http
+from tests.support.paths_app import runtime
+from tests.support.serving import served
+
+
+@asynccontextmanager
+async def serving(**kw: Any) -> AsyncGenerator[tuple[Any, Any]]:
+    async with runtime() as rt:
+        yield rt, http_app(rt, name="paths", version="1", progress_interval=0.05, **kw)
+
+
+def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> Any:
+    params = {"name": name, "arguments": arguments, "_meta": {**MODERN_META, **(meta or {})}}
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+
+
+async def test_a_plain_call_from_the_official_client_is_answered_inline() -> None:
+    async with serving() as (rt, app), over_http(app, "auto") as client:
+        result = await client.call_tool("bump", {"by": 2})
+        assert result.structured_content is not None
+        assert result.structured_content["status"] == "dispatched"
+        assert app.state.mcp_inline.answered == 1
+        assert rt.context()["bumps"] == 2
+
+
+async def test_a_call_that_may_wait_streams_and_still_completes() -> None:
+    async with serving() as (rt, app), over_http(app, "auto") as client:
+        async with anyio.create_task_group() as tg:
+            answers: list[Any] = []
+
+            async def wait() -> None:
+                answers.append(await client.call_tool("wait_for_gate", {}))
+
+            tg.start_soon(wait)
+            with anyio.fail_after(10):
+                while rt.context()["gate_open"]:
+                    await anyio.sleep(0.01)  # polls the Model the call changes, not a clock
+            opened = await client.call_tool("open_gate", {})
+            assert not opened.is_error
+        (answer,) = answers
+        assert answer.structured_content["status"] == "completed"
+        assert app.state.mcp_inline.answered == 1  # open_gate only
+
+
+async def test_a_call_with_a_progress_token_streams_its_progress() -> None:
+    async with serving() as (rt, app), served(app) as origin, httpx.AsyncClient() as http:
+        body = call("wait_for_gate", {}, {"progressToken": "p-1"})
+        headers = mcp_headers("wait_for_gate")
+        with anyio.fail_after(20):
+            async with http.stream("POST", f"{origin}/mcp", json=body, headers=headers) as answer:
+                assert answer.headers["content-type"].startswith("text/event-stream")
+                lines = answer.aiter_lines()
+                async for line in lines:
+                    if '"notifications/progress"' in line:
+                        break
+                opened = await http.post(
+                    f"{origin}/mcp", json=call("open_gate", {}), headers=mcp_headers("open_gate")
+                )
+                assert opened.headers["content-type"] == "application/json"  # inline
+                rest = [line async for line in lines]
+        assert any('"status":"completed"' in line for line in rest), rest
+        assert app.state.mcp_inline.answered == 1  # open_gate only
+
+
+@pytest.mark.parametrize(
+    ("name", "meta"),
+    [
+        ("approve_bump", {}),  # confirm=True: may wait for a person
+        ("wait_for_gate", {}),  # a completion contract
+        ("bump", {"progressToken": 3}),  # asked for progress
+    ],
+)
+async def test_what_may_wait_or_asked_for_progress_is_not_inline(
+    name: str, meta: dict[str, Any]
+) -> None:
+    async with runtime() as rt:
+        server = mcp_server(rt, name="paths", version="1")
+        assert not server.answers_inline(call(name, {"by": 1}, meta))
+        assert server.answers_inline(call("bump", {"by": 1}))
+        assert server.answers_inline(call("no_such_tool", {}))  # refused at once
+
+
+async def test_a_server_with_a_resolve_target_never_answers_inline() -> None:
+    async with runtime() as rt:
+        server = mcp_server(lambda _ctx: rt, name="paths", version="1")
+        assert not server.answers_inline(call("bump", {"by": 1}))
+
+
+async def test_a_handshake_era_client_is_never_answered_inline() -> None:
+    async with serving() as (rt, app), over_http(app, "legacy") as client:
+        result = await client.call_tool("bump", {"by": 1})
+        assert not result.is_error
+        assert app.state.mcp_inline.answered == 0
+        assert rt.context()["bumps"] == 1

@@ -1,0 +1,71 @@
+"""On a real ``serve`` subprocess, a 2026-era call that needs nothing mid-call is answered in one
+JSON response, and one that carries a ``progressToken`` and waits streams its progress.
+
+The content type says which path a call took: ``application/json`` from the inline path,
+``text/event-stream`` once the streaming path has sent a notification (a streaming call that
+answers before it emits anything is also ``application/json``: the SDK defers the choice).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support.hostile import MODERN_META, mcp_headers
+from tests.support.serving import serve_process
+
+TARGET = "tests.support.paths_app:runtime"
+
+
+def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> Any:
+    params = {"name": name, "arguments": arguments, "_meta": {**MODERN_META, **(meta or {})}}
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+
+
+async def test_a_plain_call_is_one_json_response_and_a_waiting_one_streams_progress() -> None:
+    args = ("--mcp", "http", "--progress-interval", "0.05")
+    async with serve_process(TARGET, *args) as origin, httpx.AsyncClient(timeout=30) as http:
+        url = f"{origin}/mcp"
+        bumped = await http.post(url, json=call("bump", {"by": 2}), headers=mcp_headers("bump"))
+        assert bumped.status_code == 200
+        assert bumped.headers["content-type"] == "application/json"
+        assert bumped.json()["result"]["structuredContent"]["status"] == "dispatched"
+
+        body = call("wait_for_gate", {}, {"progressToken": "p-1"})
+        with anyio.fail_after(30):
+            async with http.stream(
+                "POST", url, json=body, headers=mcp_headers("wait_for_gate")
+            ) as (waiting):
+                assert waiting.headers["content-type"].startswith("text/event-stream")
+                lines = waiting.aiter_lines()
+                async for line in lines:
+                    if '"notifications/progress"' in line:
+                        break
+                opened = await http.post(
+                    url, json=call("open_gate", {}), headers=mcp_headers("open_gate")
+                )
+                assert opened.headers["content-type"] == "application/json"
+                rest = [line async for line in lines]
+        assert any('"status":"completed"' in line for line in rest), rest
+
+
+async def test_the_official_client_gets_the_same_answers_on_either_path() -> None:
+    async with (
+        serve_process(TARGET, "--mcp", "http") as origin,
+        httpx2.AsyncClient(timeout=30) as http,
+        Client(streamable_http_client(f"{origin}/mcp", http_client=http)) as client,
+    ):
+        bumped = await client.call_tool("bump", {"by": 3})
+        assert bumped.structured_content is not None
+        assert bumped.structured_content["status"] == "dispatched"
+        refused = await client.call_tool("bump", {"by": "three"})
+        assert refused.is_error
+        assert refused.structured_content is not None
+        assert refused.structured_content["status"] == "refused"
+        context = await client.read_resource("agent://context")
+        assert '"bumps":3' in context.contents[0].text.replace(" ", "")  # type: ignore[union-attr]
