@@ -52,10 +52,14 @@ async def test_a_call_that_may_wait_streams_and_still_completes() -> None:
             async def wait() -> None:
                 answers.append(await client.call_tool("wait_for_gate", {}))
 
+            closed = anyio.Event()
+            stop = rt.host.observe(
+                lambda m: closed.set() if type(m).__name__ == "ClosedGate" else None
+            )
             tg.start_soon(wait)
             with anyio.fail_after(10):
-                while rt.context()["gate_open"]:
-                    await anyio.sleep(0.01)  # polls the Model the call changes, not a clock
+                await closed.wait()  # the call's Message was applied: it is waiting now
+            stop()
             opened = await client.call_tool("open_gate", {})
             assert not opened.is_error
         (answer,) = answers
@@ -64,7 +68,7 @@ async def test_a_call_that_may_wait_streams_and_still_completes() -> None:
 
 
 async def test_a_call_with_a_progress_token_streams_its_progress() -> None:
-    async with serving() as (rt, app), served(app) as origin, httpx.AsyncClient() as http:
+    async with serving() as (_rt, app), served(app) as origin, httpx.AsyncClient() as http:
         body = call("wait_for_gate", {}, {"progressToken": "p-1"})
         headers = mcp_headers("wait_for_gate")
         with anyio.fail_after(20):
