@@ -8,23 +8,16 @@ answers before it emits anything is also ``application/json``: the SDK defers th
 
 from __future__ import annotations
 
-from typing import Any
-
-import anyio
 import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.hostile import MODERN_META, mcp_headers
+from tests.support.hostile import mcp_headers
+from tests.support.paths_calls import call, progress_then_open
 from tests.support.serving import serve_process
 
 TARGET = "tests.support.paths_app:runtime"
-
-
-def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> Any:
-    params = {"name": name, "arguments": arguments, "_meta": {**MODERN_META, **(meta or {})}}
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
 
 
 async def test_a_plain_call_is_one_json_response_and_a_waiting_one_streams_progress() -> None:
@@ -36,21 +29,7 @@ async def test_a_plain_call_is_one_json_response_and_a_waiting_one_streams_progr
         assert bumped.headers["content-type"] == "application/json"
         assert bumped.json()["result"]["structuredContent"]["status"] == "dispatched"
 
-        body = call("wait_for_gate", {}, {"progressToken": "p-1"})
-        with anyio.fail_after(30):
-            async with http.stream(
-                "POST", url, json=body, headers=mcp_headers("wait_for_gate")
-            ) as (waiting):
-                assert waiting.headers["content-type"].startswith("text/event-stream")
-                lines = waiting.aiter_lines()
-                async for line in lines:
-                    if '"notifications/progress"' in line:
-                        break
-                opened = await http.post(
-                    url, json=call("open_gate", {}), headers=mcp_headers("open_gate")
-                )
-                assert opened.headers["content-type"] == "application/json"
-                rest = [line async for line in lines]
+        rest = await progress_then_open(http, url)
         assert any('"status":"completed"' in line for line in rest), rest
 
 

@@ -18,9 +18,9 @@ import httpx
 import pytest
 
 from foldkit_agent.adapters.mcp import http_app, mcp_server
-from tests.support.hostile import MODERN_META, mcp_headers
 from tests.support.mcp_helpers import over_http
 from tests.support.paths_app import runtime
+from tests.support.paths_calls import call, progress_then_open
 from tests.support.serving import served
 
 
@@ -28,11 +28,6 @@ from tests.support.serving import served
 async def serving(**kw: Any) -> AsyncGenerator[tuple[Any, Any]]:
     async with runtime() as rt:
         yield rt, http_app(rt, name="paths", version="1", progress_interval=0.05, **kw)
-
-
-def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> Any:
-    params = {"name": name, "arguments": arguments, "_meta": {**MODERN_META, **(meta or {})}}
-    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
 
 
 async def test_a_plain_call_from_the_official_client_is_answered_inline() -> None:
@@ -69,20 +64,7 @@ async def test_a_call_that_may_wait_streams_and_still_completes() -> None:
 
 async def test_a_call_with_a_progress_token_streams_its_progress() -> None:
     async with serving() as (_rt, app), served(app) as origin, httpx.AsyncClient() as http:
-        body = call("wait_for_gate", {}, {"progressToken": "p-1"})
-        headers = mcp_headers("wait_for_gate")
-        with anyio.fail_after(20):
-            async with http.stream("POST", f"{origin}/mcp", json=body, headers=headers) as answer:
-                assert answer.headers["content-type"].startswith("text/event-stream")
-                lines = answer.aiter_lines()
-                async for line in lines:
-                    if '"notifications/progress"' in line:
-                        break
-                opened = await http.post(
-                    f"{origin}/mcp", json=call("open_gate", {}), headers=mcp_headers("open_gate")
-                )
-                assert opened.headers["content-type"] == "application/json"  # inline
-                rest = [line async for line in lines]
+        rest = await progress_then_open(http, f"{origin}/mcp")
         assert any('"status":"completed"' in line for line in rest), rest
         assert app.state.mcp_inline.answered == 1  # open_gate only
 
