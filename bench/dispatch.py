@@ -1,7 +1,13 @@
-"""Scenarios 1 and 2: in-process dispatch vs a bare ``host.dispatch(Msg.model_validate(p))``."""
+"""Scenarios 1 and 2: in-process dispatch vs a bare ``host.dispatch(Msg.model_validate(p))``.
+
+Both sides run on this thread and never wait, so they are timed in the thread's CPU time
+(``time.thread_time``): in wall time, on a machine other processes share, the ratio read 20-45×
+where the CPU time reads 5× (see :func:`bench.harness.compare`).
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pydantic import BaseModel
@@ -63,7 +69,7 @@ async def run() -> list[Row]:
         async def ours_plain() -> None:
             await plain.messages.dispatch_unknown("set_quantity", PAYLOAD)
 
-        c = await compare(ours_plain, base)
+        c = await compare(ours_plain, base, clock=time.thread_time)
         rows.append(
             Row(
                 "1. in-process dispatch",
@@ -71,8 +77,8 @@ async def run() -> list[Row]:
                 f"p50 {us(c.ours_p50)}, p90 {us(c.ours_p90)}",
                 f"p50 {us(c.base_p50)}, p90 {us(c.base_p90)}",
                 c.ratio,
-                "≤ 3.0×",
-                c.ratio <= 3.0,
+                "≤ 2.5×",
+                c.ratio <= 2.5,
             )
         )
 
@@ -88,7 +94,7 @@ async def run() -> list[Row]:
                 "set_quantity", PAYLOAD, Invocation(credentials="alice")
             )
 
-        g = await compare(ours_guarded, base)
+        g = await compare(ours_guarded, base, clock=time.thread_time)
         rows.append(
             Row(
                 "2. guarded dispatch",
