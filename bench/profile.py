@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import shutil
 import sys
 import tempfile
@@ -27,29 +26,36 @@ from .servers import KINDS, start_many
 from .wrk import CALL, LIST, wrk
 
 LAYERS = (
-    ("idle (waiting in the event loop's poll)", r"\b(select|poll|_run_once)\b.*selectors\.py"),
-    ("foldkit-agent", r"foldkit_agent/"),
-    ("mcp SDK", r"/mcp(_types)?/"),
-    ("FastMCP", r"/fastmcp/"),
-    ("pydantic", r"/pydantic(_core)?/"),
-    ("HTTP (uvicorn, h11, httptools)", r"/(uvicorn|h11|httptools)/"),
-    ("Starlette", r"/(starlette|sse_starlette)/"),
-    ("anyio", r"/anyio/"),
-    ("asyncio (tasks, streams, the loop)", r"asyncio/"),
-    ("json", r"json/"),
+    ("foldkit-agent", ("foldkit_agent/",)),
+    ("mcp SDK", ("mcp/", "mcp_types/")),
+    ("FastMCP", ("fastmcp/",)),
+    ("pydantic (with its Rust core)", ("pydantic/", "pydantic_core/")),
+    ("HTTP (uvicorn, h11, httptools)", ("uvicorn/", "h11/", "httptools/")),
+    ("Starlette", ("starlette/", "sse_starlette/")),
+    ("anyio", ("anyio/",)),
+    ("asyncio (tasks, streams, the loop)", ("asyncio/",)),
+    ("json", ("json/",)),
 )
+IDLE = "idle (the loop polling for the next event)"
+LOOP = "_run_once (asyncio/base_events.py"
 
 
-def layer(frame: str) -> str | None:
-    for name, pattern in LAYERS:
-        if re.search(pattern, frame):
+def layer(frame: str) -> str:
+    """The layer of one py-spy frame, ``function (package/module.py:line)``."""
+    where = frame.rpartition(" (")[2]
+    if where.startswith("selectors.py"):
+        return IDLE
+    for name, prefixes in LAYERS:
+        if where.startswith(prefixes):
             return name
-    return None
+    return "other (the standard library: contextlib, logging, typing...)"
 
 
 def breakdown(raw: str) -> tuple[Counter[str], Counter[str], int]:
-    """(self samples per layer, inclusive samples per layer, total) from py-spy's raw output
-    (one ``frame;frame;...;leaf count`` line per distinct stack)."""
+    """(own samples per layer, inclusive samples per layer, total) from py-spy's raw output
+    (one ``frame;frame;...;leaf count`` line per distinct stack). Only the frames run by the
+    event loop's current callback count (what is below ``_run_once`` is the same on every
+    sample); a sample's own layer is its innermost frame's."""
     own: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
     total = 0
@@ -60,9 +66,10 @@ def breakdown(raw: str) -> tuple[Counter[str], Counter[str], int]:
         n = int(count)
         total += n
         frames = stack.split(";")
-        leaf = next((found for f in reversed(frames) if (found := layer(f))), "other")
-        own[leaf] += n
-        for name in {found for f in frames if (found := layer(f))}:
+        cut = max((i for i, f in enumerate(frames) if f.startswith(LOOP)), default=-1)
+        frames = frames[cut + 1 :] or frames[-1:]
+        own[layer(frames[-1])] += n
+        for name in {layer(f) for f in frames}:
             inclusive[name] += n
     return own, inclusive, total
 
@@ -70,7 +77,8 @@ def breakdown(raw: str) -> tuple[Counter[str], Counter[str], int]:
 async def profile(
     kind: str, connections: int, seconds: float, tools: int | None, method: str
 ) -> str:
-    spy = shutil.which("py-spy")
+    beside = Path(sys.executable).parent / "py-spy"  # the venv's, when it is not activated
+    spy = str(beside) if beside.exists() else shutil.which("py-spy")
     if spy is None:
         raise SystemExit("py-spy is not installed: pip install -e '.[dev]'")
     script = LIST if method == "tools/list" else CALL
