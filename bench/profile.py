@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from .servers import KINDS, start_many
-from .wrk import CALL, LIST, wrk
+from .wrk import CALL, LIST, LIST_SECONDS, wrk
 
 LAYERS = (
     ("foldkit-agent", ("foldkit_agent/",)),
@@ -86,7 +86,8 @@ async def profile(
         out = Path(tmp) / "raw.txt"
         async with start_many([(kind, tools)], cpu=0) as (served,):
             url, pid = served.url, served.pid
-            await wrk(url, script, connections, 1, kind=kind, method=method, tools=tools)
+            warm = LIST_SECONDS if method == "tools/list" else 1  # whole answers only
+            await wrk(url, script, connections, warm, kind=kind, method=method, tools=tools)
             load = asyncio.ensure_future(
                 wrk(url, script, connections, seconds + 2, kind=kind, method=method, tools=tools)
             )
