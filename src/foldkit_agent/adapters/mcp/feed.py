@@ -90,8 +90,9 @@ class Feed:
             {n: unavailable_tool(t) for n, t in self.tools.items()} if listing == "all" else {}
         )
         self.catalog: Catalog | None = Catalog(caps) if listing == "catalog" else None
-        # protocol version -> (the names available when built, tools/list's wire result)
-        self.listed: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {}
+        # protocol version -> (the names available when built, tools/list's wire result, that
+        # result encoded as the SDK writes it)
+        self.listed: dict[str, tuple[tuple[str, ...], dict[str, Any], bytes]] = {}
         self._resources = runtime.resources.names()
         self._tasks: set[asyncio.Task[None]] = set()
         self._unwatch: Callable[[], None] | None = None

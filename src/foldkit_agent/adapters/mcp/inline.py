@@ -20,18 +20,37 @@ A call answered inline still goes through the edge guard (its body parsed strict
 guard's disconnect watch in place) and through the SDK's own checks and dispatch (routing
 headers, ``Mcp-Param-*``, the handler chain): only the per-request task group, stream and
 watcher are skipped. ``InlineStats.answered`` counts the calls answered this way.
+
+A 2026-era ``tools/list`` whose answer is already kept is written from bytes. The first
+``tools/list`` of a protocol version and availability set runs the SDK's whole pipeline, which
+validates and serializes every tool, and its result is kept encoded
+(:meth:`~foldkit_agent.adapters.mcp.FoldkitMCPServer.listed_bytes`). A later one that has no
+parameter but ``_meta`` and passes the SDK's own envelope, routing-header and parameter checks
+(``classify_inbound_request`` and ``find_duplicated_routing_header`` in ``mcp.shared.inbound``,
+``validate_client_request`` in ``mcp_types.methods``, all public) is answered with those bytes
+in its JSON-RPC envelope: the bytes the SDK would have written. Anything else (a ``cursor``, a
+header mismatch, a resolved runtime, a changed set) takes the SDK's path.
+``InlineStats.listed`` counts these answers.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, cast
 
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import (
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...edge.guard import BODY_KEY, route_path
@@ -45,9 +64,11 @@ _MODERN: Final = frozenset(v.encode("latin-1") for v in MODERN_PROTOCOL_VERSIONS
 
 @dataclass(slots=True)
 class InlineStats:
-    """How many ``tools/call`` requests :class:`InlineCalls` answered in one JSON response."""
+    """What :class:`InlineCalls` answered itself: ``answered`` counts ``tools/call`` requests
+    answered in one JSON response, ``listed`` ``tools/list`` requests answered from kept bytes."""
 
     answered: int = 0
+    listed: int = 0
 
 
 def inline_manager(
@@ -104,7 +125,50 @@ class InlineCalls:
         has_json, has_sse = check_accept_headers(Request(scope))
         return has_json and has_sse  # a client the streaming path would serve too
 
+    def _kept_list(self, scope: Scope) -> bytes | None:
+        """The whole answer to a 2026-era ``tools/list`` whose result is kept, or ``None``."""
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            return None
+        body = scope.get(BODY_KEY)
+        if type(body) is not dict:
+            return None
+        message = cast("dict[str, Any]", body)
+        if message.get("method") != "tools/list" or type(message.get("id")) not in (int, str):
+            return None
+        raw = message.get("params")
+        if type(raw) is not dict:
+            return None
+        params = cast("dict[str, Any]", raw)
+        if set(params) != {"_meta"}:
+            return None
+        settings = self.manager.security_settings
+        if route_path(scope) != self.path or (
+            settings and settings.enable_dns_rebinding_protection
+        ):
+            return None
+        request = Request(scope)
+        has_json, has_sse = check_accept_headers(request)
+        if not (has_json and has_sse) or find_duplicated_routing_header(request.headers.items()):
+            return None
+        route = classify_inbound_request(message, headers=dict(request.headers))
+        if not isinstance(route, InboundModernRoute):
+            return None  # the SDK answers the rejection in its own words
+        kept = self.server.listed_bytes(route.protocol_version)
+        if kept is None:
+            return None
+        try:  # the parameter check the SDK's dispatch runs first
+            validate_client_request("tools/list", route.protocol_version, params)
+        except (ValueError, KeyError):  # pydantic's ValidationError is a ValueError
+            return None
+        ident = json.dumps(message["id"]).encode()
+        return b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + kept + b"}"
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kept = self._kept_list(scope)
+        if kept is not None:
+            self.stats.listed += 1
+            await Response(kept, media_type="application/json")(scope, receive, send)
+            return
         if self._inline(scope):
             self.stats.answered += 1
             await self.manager.handle_request(scope, receive, send)

@@ -189,6 +189,12 @@ class FoldkitMCPServer(Server[Any]):
         adapter = self._foldkit_adapter
         return adapter is not None and adapter.answers_inline(message)
 
+    def listed_bytes(self, version: str) -> bytes | None:
+        """The ``tools/list`` result for protocol ``version``, encoded once by the SDK's own
+        pipeline and kept until the availability set changes, or ``None`` (:mod:`.inline`)."""
+        adapter = self._foldkit_adapter
+        return None if adapter is None else adapter.listed_bytes(version)
+
     def close_feeds(self) -> None:
         """Stop watching every runtime this server has served (idempotent)."""
         adapter = self._foldkit_adapter
@@ -304,14 +310,29 @@ class _Adapter:
             return await call_next(ctx)
         rt = await self.runtime(ctx)
         feed = self.feed(rt)
-        names = () if feed.catalog is not None else tuple(c.name for c in rt.messages.available())
+        names = _available_names(feed, rt)
         kept = feed.listed.get(ctx.protocol_version)
         if kept is not None and kept[0] == names:
             return kept[1]
         wire = await call_next(ctx)
         if isinstance(wire, dict):
-            feed.listed[ctx.protocol_version] = (names, wire)
+            # Encoded as the SDK writes a JSON-RPC result (compact, ASCII), once per set.
+            encoded = json.dumps(wire, separators=(",", ":")).encode()
+            feed.listed[ctx.protocol_version] = (names, wire, encoded)
         return wire
+
+    def listed_bytes(self, version: str) -> bytes | None:
+        """The encoded ``tools/list`` result kept for ``version`` while the runtime's
+        availability set is the one it was built for; ``None`` for a resolved runtime, before
+        the first ``tools/list`` of that version, or after the set changed."""
+        rt = self.static
+        if rt is None:
+            return None
+        feed = self.feed(rt)
+        kept = feed.listed.get(version)
+        if kept is None or kept[0] != _available_names(feed, rt):
+            return None
+        return kept[2]
 
     # handlers
 
@@ -573,6 +594,11 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
 
 _STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})
 """``tools/call`` parameters that keep a call on the streaming path (:meth:`answers_inline`)."""
+
+
+def _available_names(feed: Feed, rt: AgentRuntime[Any, Any]) -> tuple[str, ...]:
+    """What a kept ``tools/list`` depends on: the available names (nothing in catalog mode)."""
+    return () if feed.catalog is not None else tuple(c.name for c in rt.messages.available())
 
 
 def _object(value: object) -> dict[str, Any] | None:
