@@ -34,7 +34,7 @@ from .audit.log import (
 )
 from .audit.postgres import PostgresAuditSink
 from .audit.sqlite import SqliteAuditSink
-from .contract.approval import Approval, ApprovalRequest, Approver
+from .contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
 from .contract.calls import (
     AuthorizationRequest,
     CallInfo,
@@ -120,6 +120,7 @@ __all__ = [
     "Application",
     "Approval",
     "ApprovalRequest",
+    "ApprovalsFull",
     "Approver",
     "AuditEntry",
     "AuditLog",

@@ -197,6 +197,10 @@ class AgentApprovalError(AgentError):
             the call fails closed rather than approving itself).
         timeout: for ``"timeout"``, the seconds waited; otherwise ``None``.
 
+    ``waiting`` (with ``"unavailable"``) is the cap on calls waiting for approval the
+    transport reached (``yours``: the caller's own cap, else the server's); only the text
+    names it, the JSON form is the same.
+
     Example:
         >>> AgentApprovalError(capability="delete_todo", reason="declined").message
         "A person declined the call to 'delete_todo'; nothing was sent. ..."
@@ -206,12 +210,32 @@ class AgentApprovalError(AgentError):
 
     REASONS: ClassVar[tuple[str, ...]] = ("declined", "timeout", "unavailable")
 
-    def __init__(self, *, capability: str, reason: str, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        capability: str,
+        reason: str,
+        timeout: float | None = None,
+        waiting: int | None = None,
+        yours: bool = True,
+    ) -> None:
         if reason not in self.REASONS:
             raise ValueError(f"approval reason must be one of {self.REASONS}, not {reason!r}")
         self.reason = reason
         self.timeout = timeout
-        if reason == "declined":
+        if reason == "unavailable" and waiting is not None and yours:
+            text = (
+                f"Too many calls of yours are waiting for a person's approval ({waiting}, the "
+                f"most one caller may have waiting), so {capability!r} cannot ask one; nothing "
+                "was sent. Answer or cancel one of your waiting calls, then call again."
+            )
+        elif reason == "unavailable" and waiting is not None:
+            text = (
+                f"Too many calls are waiting for a person's approval on this server ({waiting}, "
+                f"the most it keeps waiting), so {capability!r} cannot ask one; nothing was "
+                "sent. Retry later."
+            )
+        elif reason == "declined":
             text = (
                 f"A person declined the call to {capability!r}; nothing was sent. Do not "
                 "retry it unless they ask for it again."

@@ -64,16 +64,24 @@ class Lines(list[str]):
 
     async def wait_for(self, text: str) -> str:
         """The first line containing ``text``, once it has been written."""
+        return (await self.wait_for_many(text, 1))[0]
+
+    async def wait_for_many(self, text: str, count: int) -> list[str]:
+        """The first ``count`` lines containing ``text``, once they have been written."""
         while True:
-            found = next((line for line in self if text in line), None)
-            if found is not None:
-                return found
+            found = [line for line in self if text in line]
+            if len(found) >= count:
+                return found[:count]
             await self._grew.wait()
 
 
 @asynccontextmanager
 async def serve_process(
-    target: str, *args: str, open_files: int | None = None, stderr: Lines | None = None
+    target: str,
+    *args: str,
+    open_files: int | None = None,
+    stderr: Lines | None = None,
+    process: list[asyncio.subprocess.Process] | None = None,
 ) -> AsyncIterator[str]:
     """Run ``foldkit-agent serve TARGET ARGS --port 0`` as a subprocess; yield its origin
     (read from its first "serving ..." line), and SIGTERM it on exit.
@@ -81,6 +89,7 @@ async def serve_process(
     ``open_files`` caps the process's file descriptors (``RLIMIT_NOFILE``); ``stderr``, when
     given, receives each line the process writes to standard error after its first, as it
     comes (it is read either way, so a chatty server never blocks on a full pipe).
+    ``process``, when given, receives the subprocess (to send it signals).
     """
 
     def limit() -> None:
@@ -103,6 +112,8 @@ async def serve_process(
     )
     assert proc.stderr is not None
     err = proc.stderr
+    if process is not None:
+        process.append(proc)
 
     async def collect() -> None:
         while line := await err.readline():

@@ -343,6 +343,8 @@ def http_parts(
                 )
                 if task_store is None
                 else task_store,
+                max_calls_per_caller=caps.a2a_calls_per_caller,
+                max_calls=caps.a2a_calls,
             )
 
         parts.append(a2a_part)
@@ -454,6 +456,8 @@ _FLAG_NAMES = {
     "page_sessions": "max-page-sessions",
     "tasks_per_caller": "max-tasks-per-caller",
     "tasks": "max-tasks",
+    "a2a_calls_per_caller": "max-a2a-calls-per-caller",
+    "a2a_calls": "max-a2a-calls",
 }
 
 
@@ -731,6 +735,17 @@ def serve(
         "connection limit holds on both",
         show_default=False,
     ),
+    max_a2a_calls_per_caller: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.a2a_calls_per_caller,
+        "--max-a2a-calls-per-caller",
+        help="A2A calls one caller may have running at once; past it a call is REJECTED "
+        "naming the cap (a call waiting for approval counts among the parked approvals)",
+    ),
+    max_a2a_calls: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.a2a_calls,
+        "--max-a2a-calls",
+        help="A2A calls all callers may have running at once",
+    ),
     drain_timeout: float | None = typer.Option(
         None,
         "--drain-timeout",
@@ -815,6 +830,8 @@ def serve(
             tasks_per_caller=max_tasks_per_caller,
             tasks=max_tasks,
             task_max_age=task_max_age,
+            a2a_calls_per_caller=max_a2a_calls_per_caller,
+            a2a_calls=max_a2a_calls,
         )
     except ValueError as err:
         fail(f"--{_flag(str(err))}")

@@ -7,6 +7,7 @@ from .approval import (
     DEFAULT_APPROVAL_TIMEOUT,
     Approval,
     ApprovalRequest,
+    ApprovalsFull,
     Approver,
     Confirm,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "AgentDefinition",
     "Approval",
     "ApprovalRequest",
+    "ApprovalsFull",
     "Approver",
     "AuthorizationRequest",
     "CallInfo",

@@ -23,6 +23,7 @@ __all__ = [
     "Approval",
     "ApprovalDecision",
     "ApprovalRequest",
+    "ApprovalsFull",
     "Approver",
     "Confirm",
     "check_confirm",
@@ -31,6 +32,27 @@ __all__ = [
 
 DEFAULT_APPROVAL_TIMEOUT = 300.0
 """Seconds a call waits for a person's answer before it is refused with ``"timeout"``."""
+
+
+class ApprovalsFull(Exception):
+    """What an approver raises when it cannot keep one more call waiting for a person.
+
+    The runtime refuses the call as :class:`~foldkit_agent.errors.AgentApprovalError`
+    ``"unavailable"`` (fail closed, nothing sent), with a text naming the limit.
+
+    Attributes:
+        limit: the cap reached (calls waiting at once).
+        yours: ``True`` for the caller's own cap, ``False`` for the server's cap.
+
+    Example:
+        >>> raise ApprovalsFull(16, yours=True)
+    """
+
+    def __init__(self, limit: int, *, yours: bool) -> None:
+        super().__init__(f"{limit} calls wait for approval")
+        self.limit = limit
+        self.yours = yours
+
 
 ApprovalDecision = Literal["approved", "declined", "timeout", "unavailable"]
 """What the audit entry's ``approval`` field records (``None`` when nobody was asked)."""

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..contract.approval import Approval, ApprovalRequest, Approver
+from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
 
 __all__ = ["Asked", "ParkedApproval", "ParkedApprovals"]
 
@@ -123,8 +123,9 @@ class ParkedApprovals:
         For a transport that answers "a person must approve" and resumes on a later request
         (the in-process frameworks' deferred tool calls). Returns what the call returned, or
         the :class:`ParkedApproval` now waiting under ``key``. A call that cannot be parked (a
-        bound reached, the key taken) is told nobody can be asked, so it is refused as
-        ``"unavailable"``, and its end is returned. Cancelling the waiter cancels the call.
+        bound reached, the key taken) is told nobody can be asked (:meth:`full`), so it is
+        refused as ``"unavailable"`` naming the bound, and its end is returned. Cancelling
+        the waiter cancels the call.
 
         Example:
             >>> got = await parked.start(call_id, name, None,
@@ -144,7 +145,7 @@ class ParkedApprovals:
             parked = self.park(key, capability, owner, task, request, answer)
             if parked is not None:
                 return parked
-            answer.set_exception(RuntimeError("too many calls wait for approval"))
+            answer.set_exception(self.full(owner))
         return await task
 
     def park(
@@ -166,6 +167,19 @@ class ParkedApprovals:
         self._parked[key] = parked
         task.add_done_callback(lambda t: self._ended(key, t))
         return parked
+
+    def full(self, owner: str | None) -> Exception:
+        """Why :meth:`park` refused a call of ``owner``, for its approver to raise.
+
+        :class:`~foldkit_agent.contract.approval.ApprovalsFull` naming the cap reached (the
+        runtime then refuses the call as ``"unavailable"`` with a text naming it), or a
+        plain ``RuntimeError`` when no cap was reached (a key taken).
+        """
+        if sum(1 for p in self._parked.values() if p.owner == owner) >= self._per_caller:
+            return ApprovalsFull(self._per_caller, yours=True)
+        if len(self._parked) >= self._total:
+            return ApprovalsFull(self._total, yours=False)
+        return RuntimeError("the call could not be parked")
 
     def take(
         self, key: str, owner: str | None, capability: str | None = None

@@ -46,6 +46,8 @@ from .wire import WireError
 
 __all__ = [
     "ANONYMOUS",
+    "DEFAULT_A2A_CALLS",
+    "DEFAULT_A2A_CALLS_PER_CALLER",
     "DEFAULT_CALLER_LIMITS",
     "DEFAULT_PAGE_SESSIONS",
     "DEFAULT_SESSIONS",
@@ -87,6 +89,10 @@ DEFAULT_TASKS: Final = 10_000
 """Most A2A tasks kept for all callers."""
 DEFAULT_TASK_MAX_AGE: Final = 3600.0
 """Seconds after its last update when an A2A task is dropped."""
+DEFAULT_A2A_CALLS_PER_CALLER: Final = 16
+"""Most A2A calls (``SendMessage``/``SendStreamingMessage``) one caller may have running."""
+DEFAULT_A2A_CALLS: Final = 1024
+"""Most A2A calls all callers may have running."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,8 @@ class CallerLimits:
             streams; past it the oldest counts as anonymous again).
         tasks_per_caller, tasks, task_max_age: A2A tasks kept
             (:class:`~foldkit_agent.adapters.a2a.BoundedTaskStore`).
+        a2a_calls_per_caller, a2a_calls: A2A calls running at once (a call waiting for a
+            person's approval is counted among the parked approvals instead).
 
     Raises:
         ValueError: a cap below 1 or a timeout that is not a positive number of seconds.
@@ -115,6 +123,8 @@ class CallerLimits:
     tasks_per_caller: int = DEFAULT_TASKS_PER_CALLER
     tasks: int = DEFAULT_TASKS
     task_max_age: float = DEFAULT_TASK_MAX_AGE
+    a2a_calls_per_caller: int = DEFAULT_A2A_CALLS_PER_CALLER
+    a2a_calls: int = DEFAULT_A2A_CALLS
 
     def __post_init__(self) -> None:
         for name in ("session_idle_timeout", "task_max_age"):
@@ -129,6 +139,8 @@ class CallerLimits:
             "page_sessions",
             "tasks_per_caller",
             "tasks",
+            "a2a_calls_per_caller",
+            "a2a_calls",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -195,6 +207,7 @@ class Slots:
         total: most all callers may hold together.
         evict_idle: at ``total``, end the slot idle longest instead of refusing a caller
             below its share (module docs).
+        advice: what a caller at its share should do, ending its refusal.
 
     Attributes:
         evicted: how many slots were ended to make room.
@@ -203,10 +216,19 @@ class Slots:
         ValueError: a cap below 1.
     """
 
-    def __init__(self, what: str, *, per_caller: int, total: int, evict_idle: bool = False) -> None:
+    def __init__(
+        self,
+        what: str,
+        *,
+        per_caller: int,
+        total: int,
+        evict_idle: bool = False,
+        advice: str = "Close one before opening another.",
+    ) -> None:
         if per_caller < 1 or total < 1:
             raise ValueError(f"the caps on {what} must be at least 1")
         self.what = what
+        self.advice = advice
         self.per_caller = per_caller
         self.total = total
         self.evict_idle = evict_idle
@@ -231,8 +253,7 @@ class Slots:
                 429,
                 "caller-limit",
                 f"{who} already hold{'' if caller == ANONYMOUS else 's'} {held} {self.what}, "
-                f"the most one caller may hold (per-caller cap {self.per_caller}). Close one "
-                "before opening another.",
+                f"the most one caller may hold (per-caller cap {self.per_caller}). {self.advice}",
                 {"Retry-After": RETRY_AFTER},
             )
         if self._count >= self.total:

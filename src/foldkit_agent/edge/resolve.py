@@ -19,7 +19,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from ..contract.calls import new_invocation_id
-from ..errors import AgentAuthorizationError, AgentInvalidInputError
+from ..errors import (
+    AgentAuthorizationError,
+    AgentCapabilityUnavailableError,
+    AgentInvalidInputError,
+)
 from ..runtime.bound import AgentRuntime
 from .wire import WireError
 
@@ -111,6 +115,7 @@ async def resolve_runtime(
     return cast("AgentRuntime[Any, Any]", got)
 
 
+_LIMIT_CODES = frozenset({"caller-limit", "server-limit"})
 _INPUT_CODES = frozenset(
     {"content-type", "too-large", "malformed", "invalid-request", "invalid-params"}
 )
@@ -123,7 +128,9 @@ def audit_refusal(
 
     Decision ``"refused"``, no principal (none was established) and no input (none was
     accepted). The outcome is :class:`~foldkit_agent.errors.AgentInvalidInputError`'s tag for
-    a body refused at steps 4 and 5 (type, size, strict JSON), else
+    a body refused at steps 4 and 5 (type, size, strict JSON),
+    :class:`~foldkit_agent.errors.AgentCapabilityUnavailableError`'s for a caller or the server
+    at a cap (:class:`~foldkit_agent.edge.callers.Slots`), else
     :class:`~foldkit_agent.errors.AgentAuthorizationError`'s (host, origin, credentials).
     Does nothing when the runtime keeps no audit log.
     """
@@ -132,7 +139,11 @@ def audit_refusal(
         return
     cap = runtime.definition.by_name.get(capability)
     outcome = (
-        AgentInvalidInputError.tag if err.code in _INPUT_CODES else AgentAuthorizationError.tag
+        AgentInvalidInputError.tag
+        if err.code in _INPUT_CODES
+        else AgentCapabilityUnavailableError.tag
+        if err.code in _LIMIT_CODES
+        else AgentAuthorizationError.tag
     )
     audit.note(
         invocation_id=new_invocation_id(),

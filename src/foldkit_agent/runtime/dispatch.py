@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..app.message import Message
-from ..contract.approval import Approval, ApprovalRequest
+from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull
 from ..contract.calls import AuthorizationRequest, Deny, Invocation, InvocationContext
 from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import Capability
@@ -391,6 +391,11 @@ class Dispatch:
             ) from None
         except asyncio.CancelledError:
             raise
+        except ApprovalsFull as full:
+            self.approval = "unavailable"
+            raise AgentApprovalError(
+                capability=cap.name, reason="unavailable", waiting=full.limit, yours=full.yours
+            ) from None
         except Exception as exc:
             _log.warning("the approver of %r raised; refusing the call", cap.name, exc_info=True)
             self.approval = "unavailable"

@@ -24,6 +24,8 @@ outcome                            A2A result
 success (dispatched / completed)   task ``COMPLETED``, one data artifact ``result``
 refusal (unavailable, invalid      task ``REJECTED``; status message: a text part for the
 input, unauthorized, ...)          agent and a data part with the error JSON
+caller at its cap of calls         task ``REJECTED``; text naming the cap, data part
+                                   ``{"code": "caller-limit"|"server-limit", "message"}``
 completion failure                 task ``FAILED``, same message shape
 timeout / delivery unknown         task ``FAILED``; the text says the outcome is unknown
 cancelled (``CancelTask``)         task ``CANCELED``
@@ -68,6 +70,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Scope
 
 from ...contract.declare import Capability
+from ...edge.callers import DEFAULT_A2A_CALLS, DEFAULT_A2A_CALLS_PER_CALLER
 from ...edge.guard import EdgeGuard, Rules, route_path
 from ...edge.hosts import HostPolicy
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
@@ -140,6 +143,8 @@ def a2a_app(
     max_items: int = DEFAULT_MAX_ITEMS,
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
     task_store: TaskStore | None = None,
+    max_calls_per_caller: int = DEFAULT_A2A_CALLS_PER_CALLER,
+    max_calls: int = DEFAULT_A2A_CALLS,
 ) -> Starlette:
     """Serve a bound runtime over A2A 1.0 (JSON-RPC and HTTP+JSON) as a Starlette app.
 
@@ -181,6 +186,15 @@ def a2a_app(
             without the request's input).
             :class:`~foldkit_agent.adapters.a2a.SqlTaskStore` keeps them in SQLite or
             PostgreSQL instead, with the same bounds (the SDK's ``DatabaseTaskStore``).
+        max_calls_per_caller, max_calls: most calls (``SendMessage``, streaming or not)
+            running at once for one caller (its authenticated subject; all anonymous callers
+            together count as one) and for all callers (defaults 16 and 1,024). Past a cap
+            the call ends at once as a ``REJECTED`` task whose status message names the cap
+            ("This caller already holds 16 A2A calls in flight, ... Wait for one of your
+            calls to finish ..."), audited as refused. A call holds its place until it ends
+            (answered, cancelled, its client gone, the server draining) or parks in
+            ``INPUT_REQUIRED`` (at most 16 per caller and 1,024 in all wait for a person;
+            past that the call is refused with a text naming that cap).
 
     Every request passes :class:`~foldkit_agent.edge.EdgeGuard` first: Host, Origin,
     ``authentication`` (before any byte of the body is read), content type and length, strict
@@ -263,7 +277,13 @@ def a2a_app(
 
     if task_store is None:
         task_store = BoundedTaskStore()
-    executor = CapabilityExecutor(resolve, task_store, progress_interval)
+    executor = CapabilityExecutor(
+        resolve,
+        task_store,
+        progress_interval,
+        max_calls_per_caller=max_calls_per_caller,
+        max_calls=max_calls,
+    )
     handler = Handler(
         resolve=resolve,
         agent_executor=executor,

@@ -43,10 +43,19 @@ from ...contract.declare import Capability
 from ...contract.numbers import integers_from_doubles, outcome_schema
 from ...contract.schema import JsonSchema
 from ...edge.approvals import ParkedApprovals
+from ...edge.callers import (
+    ANONYMOUS,
+    DEFAULT_A2A_CALLS,
+    DEFAULT_A2A_CALLS_PER_CALLER,
+    CapReached,
+    Slot,
+    Slots,
+)
 from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
 from ...edge.disconnect import abort_when_gone, carries_call, client_gone
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
+from ...edge.resolve import audit_refusal
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, defect
@@ -93,6 +102,11 @@ class CapabilityExecutor(AgentExecutor):
 
     Args:
         resolve: ``async (call_context) -> AgentRuntime``.
+        max_calls_per_caller, max_calls: most calls running at once for one caller (its
+            authenticated subject; every anonymous caller together is one) and for all. A
+            call past a cap ends as a ``REJECTED`` task whose text names the cap; a call
+            holds its place from its start until it ends or parks waiting for a person's
+            approval (parked calls have their own caps, :class:`ParkedApprovals`).
 
     Example:
         >>> DefaultRequestHandler(agent_executor=CapabilityExecutor(resolve), ...)
@@ -103,8 +117,17 @@ class CapabilityExecutor(AgentExecutor):
         resolve: Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]],
         task_store: TaskStore | None = None,
         progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+        *,
+        max_calls_per_caller: int = DEFAULT_A2A_CALLS_PER_CALLER,
+        max_calls: int = DEFAULT_A2A_CALLS,
     ) -> None:
         self._resolve = resolve
+        self.calls = Slots(
+            "A2A calls in flight",
+            per_caller=max_calls_per_caller,
+            total=max_calls,
+            advice="Wait for one of your calls to finish (or cancel one) before starting another.",
+        )
         self._interval = check_interval(progress_interval)
         self._runs: dict[str, _Run] = {}
         self._task_store = task_store
@@ -140,6 +163,7 @@ class CapabilityExecutor(AgentExecutor):
         started = False
         parked = False
         name: str | None = None
+        slot: Slot | None = None
         try:
             message = context.message
             name = _skill_name(context.metadata, message)
@@ -159,6 +183,16 @@ class CapabilityExecutor(AgentExecutor):
             if context.current_task is None:
                 await event_queue.enqueue_event(_new_task(task_id, context_id, message))
             started = True
+            try:
+                slot = self.calls.take(_caller(context.call_context))
+            except CapReached as full:
+                audit_refusal(runtime, capability=name, transport="a2a", err=full.err)
+                data = {"code": full.err.code, "message": full.err.text}
+                refusal = _agent_message(updater, full.err.text, data)
+                await _quietly(
+                    updater.update_status(TaskState.TASK_STATE_REJECTED, message=refusal)
+                )
+                return
             await _quietly(updater.start_work())
             call = start_call(runtime, name, payload, invocation)
             # The client of message/send or message/stream went away before its answer: abort.
@@ -169,6 +203,7 @@ class CapabilityExecutor(AgentExecutor):
                 call.add_done_callback(lambda _done: relay.cancel())
             beat = self._beat(updater, cap)
             outcome = await settle_call(call, run.signal, asked, beat, self._interval)
+            slot.release()  # ended or parked (then counted among the approvals), before any answer
             if outcome is None:  # the call asks a person: park it, the task waits for input
                 request, answer = asked.result()
                 owner = owner_of(context.call_context, CREDENTIALS_KEY)
@@ -179,7 +214,7 @@ class CapabilityExecutor(AgentExecutor):
                     )
                     await updater.requires_input(approval_message(updater, request))
                     return
-                answer.set_exception(RuntimeError("too many approvals are waiting"))
+                answer.set_exception(self.parked.full(owner))
                 outcome = await settle_call(call, run.signal, None, beat, self._interval)
             await self._publish(updater, outcome)
         except InvalidParamsError as err:
@@ -195,6 +230,8 @@ class CapabilityExecutor(AgentExecutor):
             except Exception:
                 _log.debug("could not record the failure of task %s", task_id, exc_info=True)
         finally:
+            if slot is not None:
+                slot.release()
             if not parked:
                 run.done.set()
                 self._runs.pop(task_id, None)
@@ -341,6 +378,12 @@ class CapabilityExecutor(AgentExecutor):
         await _quietly(
             run.updater.cancel(_agent_message(run.updater, "The call was cancelled.", None))
         )
+
+
+def _caller(call_context: ServerCallContext) -> str:
+    """Who holds a call's place: the authenticated subject, else :data:`ANONYMOUS`."""
+    owner = owner_of(call_context, CREDENTIALS_KEY)
+    return ANONYMOUS if owner is None else f"principal:{owner}"
 
 
 def _cancelled(outcome: Outcome) -> bool:

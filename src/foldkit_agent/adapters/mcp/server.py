@@ -412,7 +412,7 @@ class _Adapter:
                     return types.InputRequiredResult(
                         input_requests={INPUT_KEY: elicit_request(request)}, request_state=token
                     )
-                answer.set_exception(RuntimeError("too many approvals are waiting"))
+                answer.set_exception(self.parked.full(owner_of(ctx)))
         return _result(await settle(task, signal, beat=beat, interval=interval))
 
     def answers_inline(self, message: object) -> bool:

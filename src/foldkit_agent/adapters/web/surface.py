@@ -669,7 +669,7 @@ class _Surface:
     ) -> None:
         key = secrets.token_urlsafe(16)
         if self.parked.park(key, name, owner, call, request, answer) is None:
-            answer.set_exception(RuntimeError("too many approvals are waiting"))
+            answer.set_exception(self.parked.full(owner))
             return
         self._announce(owner)
         call.add_done_callback(lambda _c: self._announce(owner))
