@@ -149,6 +149,7 @@ async def test_a_cancelled_a2a_call_gives_its_place_back() -> None:
 
 
 async def test_an_a2a_caller_at_its_cap_of_parked_approvals_is_told_the_cap() -> None:
+    # --drain-timeout 0: the calls left waiting for a person are answered at once on SIGTERM.
     async with (
         serve_process("examples.todo:runtime", "--a2a", *TOKENS, "--drain-timeout", "0") as origin,
         callers(origin, "alice-token", "bob-token") as (alice, bob),
