@@ -139,3 +139,53 @@ async def test_running_out_of_file_descriptors_is_one_log_line_not_a_traceback_p
     reports = [line for line in said if "cannot accept new connections" in line]
     assert 1 <= len(reports) <= 3, said[:20]
     assert "Too many open files" in reports[0]
+
+
+SERVICE = "s3rvice-token-0123456789"
+
+
+def _drip(sock: socket.socket, request: bytes, start: int, interval: float) -> bool:
+    """Send ``request[:start]``, then one byte every ``interval`` seconds; ``True`` when the
+    server closed the connection before the body was whole (``False``: it answered)."""
+    sock.sendall(request[:start])
+    for at in range(start, len(request)):
+        sock.settimeout(interval)
+        try:
+            return not sock.recv(65536)  # b"": closed; else an answer (it was dispatched)
+        except TimeoutError:
+            pass
+        except ConnectionResetError:
+            return True
+        try:
+            sock.sendall(request[at : at + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            return True
+    sock.settimeout(30)
+    return _closed_by_server(sock)
+
+
+async def test_f15_a_body_dripped_a_byte_at_a_time_is_closed_at_the_body_deadline(
+    http: str,
+) -> None:
+    # stranger's attack on issue 15, F2: a byte every (timeout - 1) s kept a body alive for ever
+    timeout = 1.5
+    args = ["--native-token", SERVICE, "--body-timeout", str(timeout), "--header-timeout", "60"]
+    async with _served(http, *args) as origin:
+        port = _port(origin)
+        bearer = {"Authorization": f"Bearer {SERVICE}", "Content-Type": "application/json"}
+        body = b'{"title": "Milk from a slow client"}'
+        request = post("/native/invoke/create_todo", port, bearer, body)
+        sock = _connect(port)
+        try:
+            closed = await anyio.to_thread.run_sync(
+                _drip, sock, request, len(request) - len(body) + 1, timeout / 3
+            )
+        finally:
+            sock.close()
+        assert closed
+        async with httpx.AsyncClient(base_url=f"{origin}/native", headers=bearer) as hc:
+            made = await hc.post("/invoke/create_todo", json={"title": "Bread"})
+            assert made.status_code == 200
+            context = (await hc.get("/context")).text
+        assert "Bread" in context  # the context shows calls ...
+        assert "Milk" not in context  # ... and the dripped one was never dispatched

@@ -5,8 +5,11 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 
 import httpx
+import pytest
+from typer.testing import CliRunner
 
-from tests.support.hostile import MODERN_META
+from foldkit_agent.cli import app
+from tests.support.hostile import MODERN_META, mcp_call_body, mcp_headers
 from tests.support.mcp_helpers import INITIALIZE
 from tests.support.serving import serve_process
 
@@ -128,3 +131,52 @@ async def test_serve_webmcp_gives_each_page_session_its_own_share_of_event_strea
         anonymous = await stack.enter_async_context(made_up.stream("GET", "/agent/events"))
         assert anonymous.status_code == 200
         assert (await made_up.get("/agent/events")).status_code == 429
+
+
+async def test_f15_anonymous_page_sessions_share_one_small_pool_and_a_token_still_calls() -> None:
+    # Page sessions are free to mint: however many a stranger mints, their events streams
+    # together stay within --max-page-streams, so connections stay free for callers with a
+    # token (stranger's attack on issue 15, F1: 64 sessions x 16 streams held every connection).
+    caps = ["--max-page-streams", "2", "--max-streams", "2", "--max-connections", "8"]
+    args = ["--mcp", "http", "--webmcp", *TOKENS, "--max-streams-per-caller", "1", *caps]
+    async with (
+        serve_process("examples.todo:runtime", *args) as origin,
+        AsyncExitStack() as stack,
+    ):
+        pages = [
+            await stack.enter_async_context(httpx.AsyncClient(base_url=origin, timeout=30))
+            for _ in range(3)
+        ]
+        streams: list[httpx.Response] = []
+        for page in pages:
+            assert (await page.get("/agent/session")).status_code == 200
+            streams.append(await stack.enter_async_context(page.stream("GET", "/agent/events")))
+        assert [s.status_code for s in streams] == [200, 200, 200]
+        async for _chunk in streams[0].aiter_bytes():  # the pool holds 2: the oldest ended
+            pass
+        assert streams[0].is_stream_consumed
+        refused = await pages[2].get("/agent/events")  # and each session is at its share
+        assert refused.status_code == 429
+        async with httpx.AsyncClient(base_url=origin, timeout=30) as hc:
+            answer = await hc.post(
+                "/mcp",
+                content=mcp_call_body('"create_todo"', '{"title": "Milk"}'),
+                headers=mcp_headers(token="alice-token"),
+            )
+        assert answer.status_code == 200, answer.text[:300]
+        assert '"status":"completed"' in answer.text.replace(" ", ""), answer.text[:300]
+
+
+@pytest.mark.parametrize(
+    "caps",
+    [
+        ["--max-connections", "300"],  # the default MCP 256 + page 64 reach it
+        ["--max-streams", "10", "--max-page-streams", "10", "--max-connections", "20"],
+    ],
+)
+def test_f15_serve_refuses_stream_caps_that_reach_max_connections(caps: list[str]) -> None:
+    args = ["serve", "examples.todo:runtime", "--mcp", "http", "--webmcp", *caps]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "which reaches --max-connections" in result.output
+    assert "Traceback" not in result.output

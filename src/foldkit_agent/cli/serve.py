@@ -35,7 +35,7 @@ from starlette.types import Receive, Scope, Send
 from .. import __version__
 from ..audit.log import AuditSink, AuditSinkError
 from ..contract.declare import AgentDefinition
-from ..edge.callers import DEFAULT_CALLER_LIMITS, CallerLimits
+from ..edge.callers import DEFAULT_CALLER_LIMITS, DEFAULT_PAGE_STREAMS, CallerLimits
 from ..edge.connections import (
     DEFAULT_CONNECTION_LIMITS,
     HTTP_PARSERS,
@@ -308,7 +308,7 @@ def http_parts(
                 title=name,
                 allowed_hosts=allowed_hosts,
                 max_streams_per_caller=caps.streams_per_caller,
-                max_streams=caps.streams,
+                max_streams=caps.page_streams,
                 max_page_sessions=caps.page_sessions,
             )
 
@@ -451,6 +451,7 @@ async def run_http(
 _FLAG_NAMES = {
     "streams_per_caller": "max-streams-per-caller",
     "streams": "max-streams",
+    "page_streams": "max-page-streams",
     "sessions_per_caller": "max-sessions-per-caller",
     "sessions": "max-sessions",
     "page_sessions": "max-page-sessions",
@@ -459,6 +460,19 @@ _FLAG_NAMES = {
     "a2a_calls_per_caller": "max-a2a-calls-per-caller",
     "a2a_calls": "max-a2a-calls",
 }
+
+
+def _stream_pools(caps: CallerLimits, *, mcp: bool, webmcp: bool, native: bool) -> int:
+    """How many connections every stream pool of one ``serve`` may hold together.
+
+    Each open stream holds a connection, so ``serve`` refuses caps whose sum reaches
+    ``--max-connections`` (by default they stay under half of it: 256 + 64 + 64 of 1,000).
+    """
+    return (
+        (caps.streams if mcp else 0)
+        + (caps.page_streams if webmcp else 0)
+        + (DEFAULT_PAGE_STREAMS if native else 0)
+    )
 
 
 def _flag(problem: str) -> str:
@@ -662,7 +676,8 @@ def serve(
     body_timeout: float = typer.Option(
         DEFAULT_CONNECTION_LIMITS.body_timeout,
         "--body-timeout",
-        help="Seconds a request body may pause without a byte; then the connection is closed",
+        help="Seconds a request body has to arrive whole after its headers; then the "
+        "connection is closed",
     ),
     keep_alive: float = typer.Option(
         DEFAULT_CONNECTION_LIMITS.keep_alive,
@@ -683,7 +698,12 @@ def serve(
     max_streams: int = typer.Option(
         DEFAULT_CALLER_LIMITS.streams,
         "--max-streams",
-        help="Open streams all callers may hold per adapter",
+        help="Open MCP streams all callers may hold together",
+    ),
+    max_page_streams: int = typer.Option(
+        DEFAULT_CALLER_LIMITS.page_streams,
+        "--max-page-streams",
+        help="With --webmcp: open events streams all page sessions may hold together",
     ),
     max_page_sessions: int = typer.Option(
         DEFAULT_CALLER_LIMITS.page_sessions,
@@ -823,6 +843,7 @@ def serve(
         caps = CallerLimits(
             streams_per_caller=max_streams_per_caller,
             streams=max_streams,
+            page_streams=max_page_streams,
             sessions_per_caller=max_sessions_per_caller,
             sessions=max_sessions,
             session_idle_timeout=session_idle_timeout,
@@ -835,6 +856,13 @@ def serve(
         )
     except ValueError as err:
         fail(f"--{_flag(str(err))}")
+    held = _stream_pools(caps, mcp=mcp == "http", webmcp=webmcp, native=native)
+    if held >= max_connections:
+        fail(
+            f"the stream caps hold up to {held} connections together (--max-streams, "
+            f"--max-page-streams, Agent Native's {DEFAULT_PAGE_STREAMS}), which reaches "
+            f"--max-connections {max_connections}: lower them or raise --max-connections"
+        )
     if any(len(t) < 16 for t in native_token):
         fail("--native-token must be at least 16 characters")
     try:

@@ -50,6 +50,7 @@ __all__ = [
     "DEFAULT_A2A_CALLS_PER_CALLER",
     "DEFAULT_CALLER_LIMITS",
     "DEFAULT_PAGE_SESSIONS",
+    "DEFAULT_PAGE_STREAMS",
     "DEFAULT_SESSIONS",
     "DEFAULT_SESSIONS_PER_CALLER",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
@@ -72,8 +73,12 @@ ANONYMOUS: Final = "anonymous"
 DEFAULT_STREAMS_PER_CALLER: Final = 16
 """Most open streams (MCP ``GET`` / ``subscriptions/listen``, the page's ``events``) one caller
 may hold, per adapter."""
-DEFAULT_STREAMS: Final = 1000
-"""Most open streams all callers may hold, per adapter."""
+DEFAULT_STREAMS: Final = 256
+"""Most open MCP streams all callers may hold (each holds a connection: with the page's pools
+below, every stream pool of ``serve`` together stays under half of ``max_connections``)."""
+DEFAULT_PAGE_STREAMS: Final = 64
+"""Most open ``events`` streams all callers of one page surface may hold together: page
+sessions are free to mint, so they share one small pool (finding F15-1)."""
 DEFAULT_SESSIONS_PER_CALLER: Final = 100
 """Most handshake-era MCP sessions one caller may hold open."""
 DEFAULT_SESSIONS: Final = 1000
@@ -100,8 +105,11 @@ class CallerLimits:
     """Every per-caller cap of one server, with its default (what ``serve``'s flags set).
 
     Attributes:
-        streams_per_caller, streams: open streams per adapter (MCP ``GET`` and
+        streams_per_caller: open streams one caller may hold per adapter (MCP ``GET`` and
             ``subscriptions/listen``; the page's ``events``).
+        streams: open MCP streams all callers may hold.
+        page_streams: open ``events`` streams all page sessions (and anonymous pages) of the
+            page surface may hold together.
         sessions_per_caller, sessions, session_idle_timeout: handshake-era MCP sessions.
         page_sessions: page sessions counted apart (each its own share of ``events``
             streams; past it the oldest counts as anonymous again).
@@ -116,6 +124,7 @@ class CallerLimits:
 
     streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER
     streams: int = DEFAULT_STREAMS
+    page_streams: int = DEFAULT_PAGE_STREAMS
     sessions_per_caller: int = DEFAULT_SESSIONS_PER_CALLER
     sessions: int = DEFAULT_SESSIONS
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
@@ -134,6 +143,7 @@ class CallerLimits:
         for name in (
             "streams_per_caller",
             "streams",
+            "page_streams",
             "sessions_per_caller",
             "sessions",
             "page_sessions",

@@ -14,9 +14,11 @@ limit               default  rule
 ``header_timeout``  10 s     a request's headers must arrive whole within this many
                              seconds of the connection opening (or of the first byte after
                              a keep-alive pause); else the connection is closed
-``body_timeout``    30 s     while a request body is being read, a pause of this many
-                             seconds without a byte closes the connection (the call then
-                             sees the client as gone)
+``body_timeout``    30 s     a request's body must arrive whole within this many seconds
+                             of its headers, however it is paced (a body dripped a byte at
+                             a time is closed at the deadline, before anything is
+                             dispatched); time when the server itself paused reading (its
+                             buffer full) is not counted against the client
 ``keep_alive``      5 s      an idle connection between requests is closed after this long
                              (uvicorn's ``timeout_keep_alive``)
 ``max_connections`` 1,000    open connections; a new one at the cap closes the connection
@@ -134,6 +136,7 @@ def protocol(
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.read_timer: asyncio.TimerHandle | None = None
+            self.body_of: object = None  # the request whose body deadline is armed
             self.idle_since = time.monotonic()
 
         # -- the states --------------------------------------------------------------------
@@ -187,7 +190,9 @@ def protocol(
             if self.transport.is_closing():
                 self.disarm()
             elif self.reading_body():
-                self.arm(limits.body_timeout)
+                if self.body_of is not self.cycle:  # its headers just arrived: one deadline
+                    self.body_of = self.cycle
+                    self.arm(limits.body_timeout)
             elif self.serving():
                 self.disarm()
             elif waiting and self.read_timer is None:

@@ -223,7 +223,7 @@ def http_app(
             closed by the SDK, giving its slot back (default 1,800).
         max_streams_per_caller, max_streams: most open streams (handshake-era ``GET``
             streams and modern-era ``subscriptions/listen``) one caller and all callers may
-            hold (defaults 16 and 1,000); past them, 429 or 503.
+            hold (defaults 16 and 256); past them, 429 or 503.
 
     Returns:
         A :class:`starlette.applications.Starlette` whose lifespan runs the MCP session

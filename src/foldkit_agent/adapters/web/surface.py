@@ -107,7 +107,7 @@ from ...edge.approvals import Asked, ParkedApproval, ParkedApprovals
 from ...edge.callers import (
     ANONYMOUS,
     DEFAULT_PAGE_SESSIONS,
-    DEFAULT_STREAMS,
+    DEFAULT_PAGE_STREAMS,
     DEFAULT_STREAMS_PER_CALLER,
     Slots,
     caller_key,
@@ -256,7 +256,7 @@ class PageSessions:
     share of ``events`` streams; a request whose session was never noted here (a cookie the page
     made up) or was pushed out by newer ones counts as the one anonymous caller. So one browser
     cannot take every page's streams, and minting sessions buys at most ``cap`` buckets, all
-    within the total cap on streams.
+    within the one small total cap on streams (``max_streams``, default 64).
     """
 
     def __init__(self, cap: int = DEFAULT_PAGE_SESSIONS) -> None:
@@ -319,7 +319,7 @@ def agent_surface(
     service_only: bool = False,
     trust_service_approvals: bool = False,
     max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
-    max_streams: int = DEFAULT_STREAMS,
+    max_streams: int = DEFAULT_PAGE_STREAMS,
     max_page_sessions: int = DEFAULT_PAGE_SESSIONS,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
@@ -359,8 +359,10 @@ def agent_surface(
     answer it, and the runtime's ``approval_timeout`` bounds the wait. A page without a session
     has no person to ask: the call is refused as ``"unavailable"``.
         max_streams_per_caller, max_streams: most open ``events`` streams one caller and all
-            callers may hold (defaults 16 and 1,000); past them 429 or 503 naming the cap (at
-            the total, the longest-idle stream is ended to make room instead).
+            callers together may hold (defaults 16 and 64: page sessions are free to mint, so
+            all of them share this one small pool; each stream holds a connection); past
+            them 429 or 503 naming the cap (at the total, the longest-idle stream is ended
+            to make room instead).
         max_page_sessions: page sessions counted apart (default 1,000; :class:`PageSessions`):
             each page session that asked ``session`` for its token holds its own share of
             streams; any other anonymous page is the one anonymous caller
