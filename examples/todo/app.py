@@ -103,7 +103,15 @@ def save_todo(store: TodoStore | None, todo: Todo, duplicate: bool, request_id: 
                 id=todo.id, reason="a todo with this title already exists", request_id=request_id
             )
         try:
-            await (asyncio.sleep(SAVE_DELAY) if store is None else store.save(todo))
+            if store is None:
+                await asyncio.sleep(SAVE_DELAY)
+            elif not await store.create(todo):
+                return FailedToSaveTodo(
+                    id=todo.id,
+                    reason=f"the id {todo.id} is already taken by a todo saved elsewhere; "
+                    "reload the todos resource and create it again",
+                    request_id=request_id,
+                )
         except Exception as exc:
             return FailedToSaveTodo(
                 id=todo.id, reason=f"the store failed: {type(exc).__name__}", request_id=request_id

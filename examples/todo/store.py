@@ -31,9 +31,15 @@ _SCHEMA_LOCK = 0x666B_746F_646F  # pg_advisory_xact_lock key: the todos table is
 
 
 class TodoStore(Protocol):
-    """One tenant's todos, as the app's Commands read and write them."""
+    """One tenant's todos, as the app's Commands read and write them.
+
+    ``create`` writes a new todo and never overwrites one: it answers ``False`` when the
+    tenant already has a todo with that id (another Model of the tenant saved it first, see
+    docs/deploy.md). ``save`` writes a changed todo, last writer wins.
+    """
 
     async def load(self) -> tuple[Todo, ...]: ...
+    async def create(self, todo: Todo) -> bool: ...
     async def save(self, todo: Todo) -> None: ...
     async def delete(self, todo_id: str) -> None: ...
     async def close(self) -> None: ...
@@ -44,7 +50,8 @@ class SqliteTodoStore:
 
     Example:
         >>> store = SqliteTodoStore("todos.db", tenant="alice")
-        >>> await store.save(Todo(id="todo-1", title="Milk"))
+        >>> await store.create(Todo(id="todo-1", title="Milk"))
+        True
         >>> await store.load()
         (Todo(id='todo-1', title='Milk', completed=False, saved=True),)
     """
@@ -72,6 +79,19 @@ class SqliteTodoStore:
             "SELECT id, title, completed FROM todos WHERE tenant = ? ORDER BY seq", self.tenant
         )
         return tuple(Todo(id=i, title=t, completed=bool(c), saved=True) for i, t, c in rows)
+
+    async def create(self, todo: Todo) -> bool:
+        """Insert ``todo``; ``False`` (nothing written) when its id is taken."""
+        rows = await self._run(
+            "INSERT INTO todos (tenant, id, title, completed, seq) VALUES (?, ?, ?, ?, "
+            "(SELECT COALESCE(MAX(seq), 0) + 1 FROM todos)) ON CONFLICT (tenant, id) "
+            "DO NOTHING RETURNING id",
+            self.tenant,
+            todo.id,
+            todo.title,
+            int(todo.completed),
+        )
+        return bool(rows)
 
     async def save(self, todo: Todo) -> None:
         await self._run(
@@ -130,6 +150,16 @@ class PostgresTodoStore:
             )
             rows = await cur.fetchall()
         return tuple(Todo(id=i, title=t, completed=c, saved=True) for i, t, c in rows)
+
+    async def create(self, todo: Todo) -> bool:
+        """Insert ``todo``; ``False`` (nothing written) when its id is taken."""
+        async with self._lock:
+            cur = await self._conn.execute(
+                "INSERT INTO todos (tenant, id, title, completed) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (tenant, id) DO NOTHING",
+                (self.tenant, todo.id, todo.title, todo.completed),
+            )
+            return cur.rowcount == 1
 
     async def save(self, todo: Todo) -> None:
         async with self._lock:

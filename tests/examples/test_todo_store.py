@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from examples.todo import AppAgent, run_todo
-from examples.todo.app import ReceivedTodos, RequestedDeleteTodo, Todo
+from examples.todo.app import FailedToSaveTodo, ReceivedTodos, RequestedDeleteTodo, Todo
 from examples.todo.contract import User
 from examples.todo.store import open_store
 from foldkit_agent import Invocation
@@ -85,6 +85,10 @@ async def test_the_saved_todos_arrive_as_the_apps_own_message_which_no_agent_can
         async def load(self) -> tuple[Todo, ...]:
             return (Todo(id="todo-7", title="Kept", saved=True),)
 
+        async def create(self, todo: Todo) -> bool:
+            seen.append(todo)
+            return True
+
         async def save(self, todo: Todo) -> None:
             seen.append(todo)
 
@@ -108,3 +112,31 @@ async def test_without_a_store_the_todos_live_in_memory_only() -> None:
         assert [t.saved for t in running.model().todos] == [True]
     async with run_todo() as (running, _rt):
         assert running.model().todos == ()
+
+
+async def test_a_second_model_of_a_tenant_never_overwrites_a_saved_todo(todo_store: str) -> None:
+    # issue 21: two workers holding one tenant (a request sent straight to a worker that does
+    # not own it) both created todo-1; the second save overwrote the first, confirmed todo
+    async with run_todo(store=todo_store) as (_first, rt_a):
+        async with run_todo(store=todo_store) as (second, rt_b):
+            made = await rt_a.messages.dispatch("create_todo", {"title": "Milk"}, alice())
+            assert made.completion is not None
+            assert made.completion.status == "completed"
+            clash = await rt_b.messages.dispatch("create_todo", {"title": "Eggs"}, alice())
+            assert clash.completion is not None
+            assert clash.completion.status == "failed"
+            assert clash.completion.message == FailedToSaveTodo(
+                id="todo-1",
+                reason="the id todo-1 is already taken by a todo saved elsewhere; "
+                "reload the todos resource and create it again",
+                request_id=clash.completion.message.request_id,
+            )
+            assert second.model().todos == ()
+    store = await open_store(todo_store)
+    try:
+        assert await store.load() == (Todo(id="todo-1", title="Milk", saved=True),)
+        assert await store.create(Todo(id="todo-1", title="Eggs")) is False
+        assert await store.load() == (Todo(id="todo-1", title="Milk", saved=True),)
+    finally:
+        await store.close()
+
