@@ -4,7 +4,8 @@
 
 Starts a throwaway PostgreSQL cluster, the workers and nginx (:func:`deploy.stack.stack`),
 prints each tenant's MCP URL and bearer token, and restarts a worker that dies (on its own
-port, so nginx's ring is unchanged). Ctrl-C (or SIGTERM) stops nginx, drains the workers and
+port, so nginx's ring is unchanged; one that cannot restart is tried again, with backoff,
+while the rest of the stack keeps serving). Ctrl-C (or SIGTERM) stops nginx, drains the workers and
 removes the cluster: nothing is left running or on disk.
 """
 
@@ -14,6 +15,7 @@ import argparse
 import signal
 import sys
 import time
+from collections.abc import Callable
 from types import FrameType
 
 from .stack import Stack, owner, stack
@@ -70,20 +72,53 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def supervise(running: Stack) -> int:
-    """Restart a worker that exits; return 1 if nginx exits (until KeyboardInterrupt)."""
+RESTART_BACKOFF_MAX = 60
+"""The most supervisor ticks (of ``interval`` seconds) between two tries to restart a worker."""
+
+
+def supervise(
+    running: Stack, *, interval: float = 0.5, sleep: Callable[[float], None] = time.sleep
+) -> int:
+    """Restart a worker that exits; return 1 if nginx exits (until KeyboardInterrupt).
+
+    A worker that cannot restart (its port taken, say) is reported in one line and tried again
+    after 1, 2, 4 ... ticks (at most :data:`RESTART_BACKOFF_MAX`); nginx, the other workers
+    and PostgreSQL stay up meanwhile: only Ctrl-C or SIGTERM stops the stack.
+    """
     assert running.nginx is not None
+    backoff: dict[int, int] = {}  # worker index: ticks to the next try, doubled on each failure
+    wait: dict[int, int] = {}
     while True:
-        time.sleep(0.5)
+        sleep(interval)
         if running.nginx.proc.poll() is not None:
             print("nginx exited:\n" + "\n".join(running.nginx.lines), file=sys.stderr)
             return 1
         for worker in running.workers:
-            if not worker.alive():
-                print(f"worker {worker.index} exited; restarting it", flush=True)
+            if worker.alive():
+                continue
+            if wait.get(worker.index, 0) > 0:
+                wait[worker.index] -= 1
+                continue
+            print(f"worker {worker.index} exited; restarting it", flush=True)
+            try:
                 worker.start()
-                pid = worker.process.proc.pid if worker.process is not None else "-"
-                print(f"worker {worker.index} is back on {worker.address} (pid {pid})", flush=True)
+            except (RuntimeError, OSError) as err:
+                worker.stop()  # a half-started worker that never said it serves
+                ticks = backoff[worker.index] = min(
+                    2 * backoff.get(worker.index, 0) or 1, RESTART_BACKOFF_MAX
+                )
+                wait[worker.index] = ticks
+                said = str(err).splitlines()[-1] if str(err) else type(err).__name__
+                print(
+                    f"worker {worker.index} did not restart ({said}); "
+                    f"trying again in {ticks * interval:g} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                continue
+            backoff.pop(worker.index, None)
+            pid = worker.process.proc.pid if worker.process is not None else "-"
+            print(f"worker {worker.index} is back on {worker.address} (pid {pid})", flush=True)
 
 
 if __name__ == "__main__":
