@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import zlib
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
 TARGET = "examples.todo:runtime"
 START_TIMEOUT = 60.0  # seconds for a worker or nginx to start on a loaded machine
+LINES_KEPT = 1000  # the last lines of a process's standard error kept (what errors quote)
 
 
 def nginx_binary() -> str | None:
@@ -91,7 +93,8 @@ class Process:
 
     def __init__(self, argv: list[str], *, env: dict[str, str], name: str) -> None:
         self.name = name
-        self.lines: list[str] = []
+        self.lines: deque[str] = deque(maxlen=LINES_KEPT)  # a tail: a flood cannot grow it
+        self._count = 0  # lines read so far, kept or not
         self._changed = threading.Condition()
         self.proc = subprocess.Popen(
             argv,
@@ -111,6 +114,7 @@ class Process:
         for line in self.proc.stderr:
             with self._changed:
                 self.lines.append(line.rstrip("\n"))
+                self._count += 1
                 self._changed.notify_all()
         self.proc.wait()
         with self._changed:
@@ -126,14 +130,15 @@ class Process:
         seen = 0
         with self._changed:
             while True:
-                for line in self.lines[seen:]:
+                new = min(self._count - seen, len(self.lines))
+                for line in list(self.lines)[len(self.lines) - new :]:
                     found = re.search(pattern, line)
                     if found is not None:
                         return found
-                seen = len(self.lines)
+                seen = self._count
                 left = deadline - time.monotonic()
                 if self.proc.poll() is not None or left <= 0:
-                    said = "\n".join(self.lines[-20:])
+                    said = "\n".join(list(self.lines)[-20:])
                     raise RuntimeError(f"{self.name} did not say {pattern!r}:\n{said}")
                 self._changed.wait(left)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from foldkit_agent.edge.resolve import (
     resolve_runtime,
     static_runtime,
 )
+from foldkit_agent.edge.tenants import NoTenantError
 from foldkit_agent.edge.wire import WireError
 
 
@@ -50,6 +52,36 @@ async def test_a_resolver_that_fails_is_unavailable_unless_it_answers_itself() -
 
     with pytest.raises(Answered):
         await resolve_runtime(answers, None, passthrough=(Answered,))
+
+
+async def test_f21_a_refused_request_is_logged_in_one_line_and_a_fault_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # issue 21: every call with one tenant's token at another tenant's path logged a whole
+    # traceback on the worker; the refusal is the caller's doing, not the server's fault
+    def refuses(_ctx: Any) -> Any:
+        raise NoTenantError("this request names no tenant")
+
+    def broken(_ctx: Any) -> Any:
+        raise KeyError("oops")
+
+    caplog.set_level(logging.INFO, logger="foldkit_agent.edge")
+    with pytest.raises(RuntimeUnavailableError):
+        await resolve_runtime(refuses, None)
+    [refusal] = caplog.records
+    assert refusal.levelno == logging.INFO
+    assert refusal.getMessage() == (
+        "resolve(ctx) refused the request: NoTenantError: this request names no tenant"
+    )
+    assert refusal.exc_info is None
+    assert "Traceback" not in caplog.text
+    caplog.clear()
+    with pytest.raises(RuntimeUnavailableError):
+        await resolve_runtime(broken, None)
+    [fault] = caplog.records
+    assert fault.levelno == logging.WARNING
+    assert fault.exc_info is not None
+    assert "Traceback" in caplog.text
 
 
 def test_check_target_refuses_what_is_neither_a_runtime_nor_callable() -> None:

@@ -22,9 +22,11 @@ from ..contract.calls import new_invocation_id
 from ..errors import (
     AgentAuthorizationError,
     AgentCapabilityUnavailableError,
+    AgentError,
     AgentInvalidInputError,
 )
 from ..runtime.bound import AgentRuntime
+from .tenants import NoTenantError, TenantsFullError
 from .wire import WireError
 
 __all__ = [
@@ -98,7 +100,10 @@ async def resolve_runtime(
 
     Raises:
         RuntimeUnavailableError: ``resolve`` raised anything else, or returned something that
-            is not an :class:`AgentRuntime` (logged as a warning).
+            is not an :class:`AgentRuntime` (logged as a warning with its traceback; an
+            expected refusal, an :class:`~foldkit_agent.errors.AgentError`,
+            :class:`~foldkit_agent.edge.tenants.NoTenantError` or ``TenantsFullError``, is
+            logged in one line at INFO, as the caller's doing).
     """
     if isinstance(target, AgentRuntime):
         return cast("AgentRuntime[Any, Any]", target)
@@ -106,6 +111,9 @@ async def resolve_runtime(
         got: Any = await settle(target(ctx))
     except passthrough:
         raise
+    except _REFUSALS as exc:  # the request's doing, not a fault: one line, no traceback
+        _log.info("resolve(ctx) refused the request: %s: %s", type(exc).__name__, exc)
+        raise RuntimeUnavailableError from exc
     except Exception as exc:
         _log.warning("resolve(ctx) raised", exc_info=True)
         raise RuntimeUnavailableError from exc
@@ -114,6 +122,9 @@ async def resolve_runtime(
         raise RuntimeUnavailableError
     return cast("AgentRuntime[Any, Any]", got)
 
+
+_REFUSALS = (AgentError, NoTenantError, TenantsFullError)
+"""What ``resolve(ctx)`` raises to refuse a request (no tenant, another tenant's token...)."""
 
 _LIMIT_CODES = frozenset({"caller-limit", "server-limit"})
 _INPUT_CODES = frozenset(
