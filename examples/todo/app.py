@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ from foldkit_agent import Message, message_union, surface
 
 if TYPE_CHECKING:
     from .store import TodoStore
+
+_log = logging.getLogger("examples.todo")
 
 SAVE_DELAY = 0.05
 """Seconds the pretend backend takes to save a todo when the app runs without a store."""
@@ -112,9 +115,12 @@ def save_todo(store: TodoStore | None, todo: Todo, duplicate: bool, request_id: 
                     "reload the todos resource and create it again",
                     request_id=request_id,
                 )
-        except Exception as exc:
+        except Exception:  # the driver's text is the server's to read, never the agent's
+            _log.warning("saving %s failed", todo.id, exc_info=True)
             return FailedToSaveTodo(
-                id=todo.id, reason=f"the store failed: {type(exc).__name__}", request_id=request_id
+                id=todo.id,
+                reason="the todo could not be saved (the store failed); try again",
+                request_id=request_id,
             )
         return SavedTodo(id=todo.id, request_id=request_id)
 

@@ -50,14 +50,19 @@ def principal(invocation: Invocation) -> User | None:
 _BLANK = r"\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000\ufeff"
 """Control characters and every character a JSON Schema, Python or Rust regex calls space."""
 
-TITLE_PATTERN = rf"^[^{_BLANK}]([\s\S]*[^{_BLANK}])?$"
-"""A title neither starts nor ends with a space or control character.
+_CONTROL = r"\x00-\x1f\x7f-\x9f"
+"""Control characters (Unicode's Cc: C0, DEL and C1), refused anywhere in a title."""
+
+TITLE_PATTERN = rf"^[^{_BLANK}]([^{_CONTROL}]*[^{_BLANK}])?$"
+"""A title neither starts nor ends with a space, and has no control character anywhere (a NUL
+is refused here, rather than by the database when the todo is saved).
 
 Written so that every regex dialect reads it alike (escapes, not ``\\s``, for the ends), so the
 schema an agent is shown is exactly the rule applied; nothing is stripped behind its back."""
 
 Title = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=TITLE_PATTERN)]
-"""A todo title: 1 to 200 characters, no leading or trailing space (stored as sent)."""
+"""A todo title: 1 to 200 characters, no leading or trailing space, no control character
+(stored as sent)."""
 
 
 class CreateTodoInput(BaseModel):

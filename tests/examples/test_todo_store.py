@@ -140,3 +140,28 @@ async def test_a_second_model_of_a_tenant_never_overwrites_a_saved_todo(todo_sto
     finally:
         await store.close()
 
+
+async def test_f21_a_store_failure_reaches_the_agent_without_the_drivers_name() -> None:
+    # issue 21: a NUL in a title failed in PostgreSQL and "DataError" reached the agent
+    class DataError(Exception):
+        pass
+
+    class Failing:
+        async def load(self) -> tuple[Todo, ...]:
+            return ()
+
+        async def create(self, todo: Todo) -> bool:
+            raise DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes")
+
+        async def save(self, todo: Todo) -> None: ...
+        async def delete(self, todo_id: str) -> None: ...
+        async def close(self) -> None: ...
+
+    async with run_todo(store=Failing()) as (running, rt):
+        failed = await rt.messages.dispatch("create_todo", {"title": "Milk"}, alice())
+        assert failed.completion is not None
+        assert failed.completion.status == "failed"
+        assert isinstance(failed.completion.message, FailedToSaveTodo)
+        reason = failed.completion.message.reason
+        assert reason == "the todo could not be saved (the store failed); try again"
+        assert running.model().todos == ()
