@@ -17,7 +17,8 @@ def test_f21_a_process_keeps_only_the_last_lines_of_its_standard_error() -> None
     child = Process([sys.executable, "-c", script], env=dict(os.environ), name="chatty")
     try:
         assert child.wait_for(r"^done$").group(0) == "done"
+        assert child.proc.wait(30) == 0
     finally:
-        assert child.stop() == 0
+        child.stop()  # joins the reader: every line is in
     assert len(child.lines) == LINES_KEPT
     assert list(child.lines)[-2:] == ["2999", "done"]
