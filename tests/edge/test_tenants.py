@@ -34,6 +34,11 @@ class HeldStore:
     async def load(self) -> tuple[Any, ...]:
         return ()
 
+    async def create(self, todo: Any) -> bool:
+        self.saving.release()
+        await self.release.wait()
+        return True
+
     async def save(self, todo: Any) -> None:
         self.saving.release()
         await self.release.wait()
