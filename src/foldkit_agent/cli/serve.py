@@ -24,11 +24,12 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 import anyio
 import typer
 from starlette.applications import Starlette
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Match, Mount
 from starlette.types import Receive, Scope, Send
 
@@ -58,6 +59,7 @@ from .tenant_option import (
     check_tenant_factory,
     check_tenant_options,
     close_sink,
+    foreign_token_gate,
     serve_tenants,
 )
 
@@ -153,7 +155,12 @@ def shape_hint(reference: str) -> str:
     )
 
 
-def combine(apps: Sequence[Starlette], *, prefix: str = "/") -> Starlette:
+def combine(
+    apps: Sequence[Starlette],
+    *,
+    prefix: str = "/",
+    refuse: Callable[[Scope], Response | None] | None = None,
+) -> Starlette:
     """One Starlette app serving several adapters' apps and running all their lifespans.
 
     A request goes to the first app that has a route matching it (each keeps its own
@@ -164,6 +171,9 @@ def combine(apps: Sequence[Starlette], *, prefix: str = "/") -> Starlette:
         apps: at least one Starlette app.
         prefix: where they are mounted; ``"/{tenant}"`` serves them under a tenant's path
             (``/alice/mcp``), the segment left as the ``tenant`` path parameter.
+        refuse: ``refuse(scope)`` asked first for every request under ``prefix``: a response
+            to answer instead of any app (``serve --tenant-from path --token`` refuses another
+            tenant's token with it), or ``None``.
 
     Raises:
         ValueError: ``apps`` is empty.
@@ -177,6 +187,10 @@ def combine(apps: Sequence[Starlette], *, prefix: str = "/") -> Starlette:
     not_found = PlainTextResponse("Not Found", status_code=404)
 
     async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+        refused = None if refuse is None or scope["type"] != "http" else refuse(scope)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
         for part in parts:
             for route in part.routes:
                 match, _ = route.matches(scope)
@@ -232,6 +246,11 @@ def parse_tokens(specs: Sequence[str]) -> Tokens:
     return tokens
 
 
+def token_table(tokens: Tokens) -> TokenTable[Grant]:
+    """The one table MCP, A2A and the tenants' gate look ``--token`` tokens up in."""
+    return TokenTable({t: Grant(who, tuple(scopes)) for t, (who, scopes) in tokens.items()})
+
+
 def http_parts(
     *,
     mcp: bool,
@@ -271,11 +290,7 @@ def http_parts(
     in memory within ``caps``.
     """
     parts: list[HttpPart] = []
-    table = (
-        TokenTable({t: Grant(who, tuple(scopes)) for t, (who, scopes) in tokens.items()})
-        if tokens
-        else None
-    )
+    table = token_table(tokens) if tokens else None
     if mcp:
         from ..adapters.mcp import StaticTokenVerifier, http_app
 
@@ -626,6 +641,13 @@ def serve(
     name: str | None = typer.Option(
         None, metavar="NAME", help="Server name shown to clients (default: MODULE)"
     ),
+    base_url: str | None = typer.Option(
+        None,
+        "--base-url",
+        metavar="URL",
+        help="With --a2a: the public origin clients reach this server at, which the agent "
+        "card's URLs name (default http://HOST:PORT; behind a proxy, the proxy's origin)",
+    ),
     native_token: list[str] = typer.Option(  # noqa: B008
         [],
         "--native-token",
@@ -779,9 +801,10 @@ def serve(
         None,
         "--tenant-from",
         metavar="principal|path",
-        help="With --mcp http: serve one runtime per tenant, MODULE:ATTR(tenant) each; the "
-        "tenant is the bearer token's subject (principal; needs --token) or the first path "
-        "segment (path: /TENANT/mcp; with --token, only for a token of that tenant); see "
+        help="With --mcp http and/or --a2a: serve one runtime per tenant, MODULE:ATTR(tenant) "
+        "each; the tenant is the bearer token's subject (principal; needs --token) or the first "
+        "path segment (path: /TENANT/mcp, /TENANT/a2a/...; with --token, only for a token of "
+        "that tenant); see "
         "docs/deploy.md",
         show_default=False,
     ),
@@ -890,6 +913,12 @@ def serve(
         check_tenant_options(tenant_from, tenant_idle, max_tenants, mcp, webmcp, native, a2a)
         if tenant_from == "principal" and not tokens:
             fail("--tenant-from principal needs --token TOKEN=SUBJECT: the tenant is the subject")
+    if base_url is not None:
+        parsed = urlsplit(base_url)
+        if not a2a:
+            fail("--base-url names the A2A card's URLs: add --a2a")
+        if parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.query:
+            fail(f"--base-url takes an origin such as http://proxy.example:8080, got {base_url!r}")
     task_store = None if a2a_task_store is None else open_task_store(a2a_task_store, a2a, caps)
     sink: AuditSink | None = None
     if audit is not None:
@@ -947,13 +976,15 @@ def serve(
         sock = bind_socket(host, port)
         bound = sock.getsockname()[1]
         origin = f"http://{public if ':' not in public else f'[{public}]'}:{bound}"
+        # the card of /alice/.well-known/agent-card.json names /alice/a2a/... URLs
+        card_base = (base_url or origin).rstrip("/") + ("" if prefix == "/" else prefix)
         parts = http_parts(
             mcp=mcp == "http",
             a2a=a2a,
             webmcp=webmcp,
             name=server_name,
             host=host,
-            base_url=origin,
+            base_url=card_base,
             tokens=tokens or None,
             allowed_hosts=hosts,
             native_tokens=native_token,
@@ -963,7 +994,8 @@ def serve(
             task_store=task_store,
         )
         apps = [part(served) for part in parts]
-        asgi = combine(apps, prefix=prefix)
+        gate = None if prefix == "/" or not tokens else foreign_token_gate(token_table(tokens))
+        asgi = combine(apps, prefix=prefix, refuse=gate)
         at = origin if prefix == "/" else origin + prefix
         # once every app has started, what start-up allocated is never rescanned
         asgi.router.lifespan_context = frozen_lifespan(asgi.router.lifespan_context)

@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, overload
 
+from starlette.responses import Response
+from starlette.types import Scope
+
 from ..audit.log import AuditSink
 from ..contract.declare import AgentDefinition
-from ..edge.tenants import Tenants, own_path_tenant
+from ..edge.guard import Rules, jsonrpc_or_plain, route_path
+from ..edge.tenants import Tenants, foreign_token, own_path_tenant
+from ..edge.tokens import Grant, TokenTable
+from ..edge.wire import WireError
 from ..runtime.bound import AgentRuntime
 from .audit_option import audited, open_sink
 from .loading import fail
@@ -26,6 +32,7 @@ __all__ = [
     "check_tenant_factory",
     "check_tenant_options",
     "close_sink",
+    "foreign_token_gate",
     "serve_tenants",
 ]
 
@@ -41,14 +48,47 @@ def check_tenant_options(
         fail(f"--tenant-from takes {' or '.join(TENANT_MODES)}, got {mode!r}")
     if mcp == "stdio":
         fail("--tenant-from serves many callers over HTTP; a --mcp stdio server has one user")
-    if webmcp or native or a2a or mcp != "http":
-        # A2A's public card is fetched with no principal, and the page and native endpoint
-        # carry no tenant: those adapters take a Tenants in your own app for now
-        fail("--tenant-from applies to --mcp http only (pass a Tenants to a2a_app yourself)")
+    if webmcp or native or (mcp != "http" and not a2a):
+        # the page and the native endpoint carry no tenant: they take a Tenants in your own
+        # app for now
+        fail(
+            "--tenant-from applies to --mcp http and --a2a only (pass a Tenants to "
+            "webmcp_app or native_app yourself)"
+        )
     if not idle > 0 or idle == float("inf"):
         fail(f"--tenant-idle must be a positive number of seconds, got {idle}")
     if max_tenants < 1:
         fail(f"--max-tenants must be at least 1, got {max_tenants}")
+
+
+JSONRPC_ROUTES = ("/mcp", "/a2a/jsonrpc")
+"""The routes under a tenant's path that answer in JSON-RPC (MCP's and A2A's)."""
+
+FOREIGN_TOKEN = WireError(
+    403,
+    "forbidden",
+    "This bearer token is not one of this tenant's: send the token issued for the tenant "
+    "named in the URL's path.",
+)
+
+
+def foreign_token_gate(tokens: TokenTable[Grant]) -> Callable[[Scope], Response | None]:
+    """``refuse(scope)`` for ``serve --tenant-from path --token``: the 403 answer to a request
+    under ``/{tenant}/`` whose bearer token is another tenant's
+    (:func:`~foldkit_agent.edge.foreign_token`), in the route's shape (a JSON-RPC error on
+    ``/mcp`` and ``/a2a/jsonrpc``, ``{"error": {...}}`` elsewhere), else ``None``.
+
+    It runs before any adapter sees the request: one digest lookup, no body read, no MCP
+    session created, nothing of the tenant opened.
+    """
+
+    def refuse(scope: Scope) -> Response | None:
+        if not foreign_token(scope, tokens):
+            return None
+        jsonrpc = scope.get("method") == "POST" and route_path(scope) in JSONRPC_ROUTES
+        return jsonrpc_or_plain(scope, Rules(jsonrpc=jsonrpc), FOREIGN_TOKEN)
+
+    return refuse
 
 
 def check_tenant_factory(loaded: object, reference: str) -> None:

@@ -19,17 +19,21 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, cast
 
 from ..runtime.bound import AgentRuntime
+from .tokens import Grant, TokenTable
 
 __all__ = [
+    "PATH_TENANT_KEY",
     "NoTenantError",
     "TenantKey",
     "Tenants",
     "TenantsFullError",
+    "foreign_token",
+    "hold_path_tenant",
     "own_path_tenant",
     "path_tenant",
     "principal_tenant",
@@ -39,6 +43,10 @@ _log = logging.getLogger("foldkit_agent.edge")
 
 MAX_KEY = 200
 """Longest tenant key accepted (characters); a longer one is no tenant."""
+
+PATH_TENANT_KEY = "foldkit_agent.path_tenant"
+"""Where :func:`hold_path_tenant` keeps the ``{tenant}`` of the mount a request came through
+(in the ASGI scope, and in an A2A call context's ``state``)."""
 
 Factory = Callable[[str], AbstractAsyncContextManager[Any]]
 """``factory(tenant)``: an async context manager yielding the tenant's bound runtime."""
@@ -88,16 +96,67 @@ def principal_tenant(ctx: Any) -> str | None:
     return identity if isinstance(identity, str) else None
 
 
+def hold_path_tenant(scope: Any) -> None:
+    """Keep the ``{tenant}`` path parameter the request has now under :data:`PATH_TENANT_KEY`.
+
+    Called where a request enters an adapter mounted under ``/{tenant}``, before its own
+    routes run: a route further in may have a ``{tenant}`` of its own (A2A's HTTP+JSON binding
+    serves ``/{tenant}/message:send``) that would replace the mount's in ``path_params``. The
+    first value kept is never replaced.
+    """
+    if PATH_TENANT_KEY not in scope:
+        value = scope.get("path_params", {}).get("tenant")
+        scope[PATH_TENANT_KEY] = value if isinstance(value, str) and value else None
+
+
 def path_tenant(ctx: Any) -> str | None:
-    """The tenant is the ``{tenant}`` path parameter of the route (``/{tenant}/mcp``), or
-    A2A's own tenant path segment. The path is not a credential: use it behind a proxy that
-    authenticates the caller for that path, or together with per-tenant tokens."""
+    """The tenant is the ``{tenant}`` path parameter of the mount the request came through
+    (``/{tenant}/mcp``, ``/{tenant}/a2a/...``).
+
+    Over A2A the call context carries it in ``state`` (the adapter's context builder copies
+    it); A2A's own ``tenant`` field (a JSON-RPC body's ``tenant``, or the segment of
+    ``/a2a/rest/{tenant}/...``) never selects a tenant: when it is set and differs from the
+    path's, the request names no tenant and is refused. The path is not a credential: use it
+    behind a proxy that authenticates the caller for that path, or together with per-tenant
+    tokens (:func:`own_path_tenant`).
+    """
     request = _request_of(ctx)
     if request is not None:
-        value = request.scope.get("path_params", {}).get("tenant")
+        held = request.scope.get(PATH_TENANT_KEY)
+        value = held if held is not None else request.scope.get("path_params", {}).get("tenant")
     else:
-        value = getattr(ctx, "tenant", None)
+        state: Any = getattr(ctx, "state", None)
+        value = (
+            cast(Mapping[str, Any], state).get(PATH_TENANT_KEY)
+            if isinstance(state, Mapping)
+            else None
+        )
+        claimed = getattr(ctx, "tenant", "")
+        if isinstance(claimed, str) and claimed and claimed != value:
+            return None  # the body (or a route further in) names another tenant than the path
     return value if isinstance(value, str) and value else None
+
+
+def foreign_token(scope: Any, tokens: TokenTable[Grant]) -> bool:
+    """The request carries a known bearer token whose subject is not the path's tenant.
+
+    One digest lookup, before anything else of the request is read: what ``serve
+    --tenant-from path --token`` refuses at its edge, so a token of alice opens nothing
+    (no MCP session, no A2A call) under ``/bob/``. An unknown or missing token is not
+    foreign: the adapter's own authentication answers it.
+
+    Example:
+        >>> foreign_token(scope_of("/bob/mcp", "Bearer alice-token"), table)
+        True
+    """
+    tenant = scope.get(PATH_TENANT_KEY) or scope.get("path_params", {}).get("tenant")
+    header = None
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            header = value.decode("latin-1")
+            break
+    found = tokens.bearer(header)
+    return found is not None and found.subject != tenant
 
 
 def own_path_tenant(ctx: Any) -> str | None:

@@ -45,7 +45,7 @@ from collections.abc import (
 )
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -53,6 +53,7 @@ from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import TaskStore
 from a2a.types import (
     AgentCard,
+    AgentSkill,
     HTTPAuthSecurityScheme,
     SecurityScheme,
 )
@@ -67,14 +68,20 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Scope
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...contract.declare import Capability
 from ...edge.callers import DEFAULT_A2A_CALLS, DEFAULT_A2A_CALLS_PER_CALLER
 from ...edge.guard import EdgeGuard, Rules, route_path
 from ...edge.hosts import HostPolicy
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
-from ...edge.resolve import check_target, resolve_runtime, static_runtime
+from ...edge.resolve import (
+    RuntimeUnavailableError,
+    check_target,
+    resolve_runtime,
+    static_runtime,
+)
+from ...edge.tenants import PATH_TENANT_KEY, NoTenantError, hold_path_tenant
 from ...edge.wire import DEFAULT_MAX_ITEMS
 from ...runtime.bound import AgentRuntime
 from .auth import (
@@ -117,6 +124,30 @@ RuntimeTarget = AgentRuntime[Any, Any] | Callable[[ServerCallContext], Any]
 """An :class:`AgentRuntime`, or ``resolve(call_context) -> AgentRuntime`` (sync or async)."""
 
 
+CARD_UNAVAILABLE = "The agent card is not available right now."
+CARD_NEEDS_TENANT = (
+    "This agent card is served per tenant, and this request names none: send the bearer "
+    "token of your tenant (Authorization: Bearer <token>)."
+)
+
+TENANT_FIELD = "{tenant}"
+"""The placeholder of ``base_url`` replaced by the tenant of the path a card is asked through."""
+
+
+class HoldPathTenant:
+    """ASGI middleware keeping the tenant of the mount a request came through
+    (:func:`~foldkit_agent.edge.tenants.hold_path_tenant`) before the SDK's routes, one of
+    which (``/a2a/rest/{tenant}/...``) has a ``{tenant}`` of its own."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            hold_path_tenant(scope)
+        await self.app(scope, receive, send)
+
+
 def _classify(scope: Scope) -> Rules:
     path = route_path(scope)
     if path == CARD_PATH:
@@ -155,6 +186,9 @@ def a2a_app(
         name, version: the Agent Card's name and version.
         base_url: the public origin the app is reachable at (``http://127.0.0.1:8000``); the
             card's interface URLs are ``{base_url}/a2a/jsonrpc`` and ``{base_url}/a2a/rest``.
+            Served under a tenant's path (mounted at ``/{tenant}``, as ``serve --tenant-from
+            path`` does), it may hold ``{tenant}`` (``http://proxy:8080/{tenant}``): each
+            card, public or extended, names the URLs of the tenant it was asked through.
         authentication: a Starlette ``AuthenticationBackend``. Its user (``identity`` or
             ``display_name``) and ``AuthCredentials.scopes`` reach the runtime's principal
             provider as :class:`A2ACaller` on ``Invocation.credentials``; unauthenticated calls
@@ -252,24 +286,41 @@ def a2a_app(
     required = bool(getattr(authentication, "required", False))
     bearer = scheme is not None and scheme.http_auth_security_scheme.scheme.lower() == "bearer"
 
-    def card_for(caps: Sequence[Capability]) -> AgentCard:
+    def card_for(caps: Sequence[Capability], tenant: Any = None) -> AgentCard:
+        base = base_url
+        if TENANT_FIELD in base_url:
+            if not isinstance(tenant, str) or not tenant:
+                raise ValueError("the card of a tenant's path was asked for outside one")
+            base = base_url.replace(TENANT_FIELD, quote(tenant, safe=""))
         return build_agent_card(
             caps,
             name=name,
             version=version,
-            base_url=base_url,
+            base_url=base,
             description=description,
             security_scheme=scheme,
             security_required=required,
         )
 
     fixed = static_runtime(target)
-    base_card = card_for(fixed.messages.all() if fixed is not None else [])
+    base_card = card_for(fixed.messages.all() if fixed is not None else [], "-")
+    if fixed is None:
+        # The SDK only reads this card's capabilities: every card a caller gets is built for
+        # its runtime (the public route below, the extended card's modifier). A skill keeps it
+        # spec-complete, so the SDK does not warn about it at start.
+        base_card.skills.append(
+            AgentSkill(
+                id="per-caller",
+                name="Per caller",
+                description="The skills are listed on the card each caller fetches.",
+                tags=["per-caller"],
+            )
+        )
 
     async def extended(_card: AgentCard, ctx: ServerCallContext) -> AgentCard:
         try:
             rt = await resolve(ctx)
-            return card_for(rt.messages.available())
+            return card_for(rt.messages.available(), ctx.state.get(PATH_TENANT_KEY))
         except Exception:
             _log.exception("building the extended agent card failed")
             failed = InternalError(message="The agent card could not be built right now.")
@@ -298,12 +349,14 @@ def a2a_app(
         try:
             rt = fixed if fixed is not None else await resolve(builder.build(request))
             caps = rt.messages.all()
-            body = agent_card_to_dict(card_for(caps))
+            body = agent_card_to_dict(card_for(caps, request.scope.get(PATH_TENANT_KEY)))
+        except RuntimeUnavailableError as err:
+            if isinstance(err.__cause__, NoTenantError):  # no tenant: nobody to build it for
+                return JSONResponse({"error": CARD_NEEDS_TENANT}, status_code=401)
+            return JSONResponse({"error": CARD_UNAVAILABLE}, status_code=503)
         except Exception:
             _log.exception("building the public agent card failed")
-            return JSONResponse(
-                {"error": "The agent card is not available right now."}, status_code=503
-            )
+            return JSONResponse({"error": CARD_UNAVAILABLE}, status_code=503)
         # protobuf carries numbers as doubles; publish the schemas exactly as exported.
         for ext in body.get("capabilities", {}).get("extensions", []):
             if ext.get("uri") == EXTENSION_URI:
@@ -321,6 +374,7 @@ def a2a_app(
         else authenticate_step(authentication, "Bearer" if bearer else None)
     )
     middleware: list[Middleware] = [
+        Middleware(HoldPathTenant),
         Middleware(
             EdgeGuard,
             hosts=hosts,

@@ -27,6 +27,7 @@ from starlette.types import Scope
 from ...edge.auth import UNVERIFIED_TEXT, backend_step
 from ...edge.disconnect import CLIENT_GONE, WATCH, client_gone
 from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
+from ...edge.tenants import PATH_TENANT_KEY
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import WireError
 from .card import is_public_card
@@ -124,7 +125,9 @@ class BearerTokenBackend(AuthenticationBackend):
 
 
 class ContextBuilder(DefaultServerCallContextBuilder):
-    """Adds the Starlette-authenticated caller (or ``None``) to the call context's state.
+    """Adds the Starlette-authenticated caller (or ``None``) to the call context's state, and
+    the tenant of the path the request came through
+    (:data:`~foldkit_agent.edge.tenants.PATH_TENANT_KEY`, ``None`` outside a tenant's path).
 
     The raw ``Authorization`` and ``Cookie`` headers are dropped from ``state["headers"]``:
     authentication already consumed them, and the SDK logs the call context at DEBUG level.
@@ -141,6 +144,8 @@ class ContextBuilder(DefaultServerCallContextBuilder):
         if gone is not None:
             ctx.state[CLIENT_GONE] = gone  # the executor aborts the call when it is set
             ctx.state[WATCH] = request.scope.get(WATCH)  # and notes it carries a call
+        # the tenant of the mount the request came through, never A2A's own ``tenant``
+        ctx.state[PATH_TENANT_KEY] = request.scope.get(PATH_TENANT_KEY)
         own = request.scope.get(OWN_TEXTS_KEY)
         if isinstance(own, set):
             ctx.state[OWN_TEXTS_KEY] = own

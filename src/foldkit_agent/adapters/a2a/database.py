@@ -38,11 +38,11 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from a2a.server.context import ServerCallContext
-from a2a.server.owner_resolver import OwnerResolver, resolve_user_scope
+from a2a.server.owner_resolver import OwnerResolver
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskState
 
 from ...edge.callers import DEFAULT_TASK_MAX_AGE, DEFAULT_TASKS, DEFAULT_TASKS_PER_CALLER
-from .tasks import FINISHED, TaskBounds, without_request_parts
+from .tasks import FINISHED, TaskBounds, tenant_owner, without_request_parts
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -99,8 +99,9 @@ class SqlTaskStore(TaskBounds):
         max_tasks: most tasks in the table (default 10,000).
         max_per_caller: most tasks of one owner (default 1,000).
         max_age: seconds after its last update when a task is deleted (default 3,600).
-        owner_resolver: the owner of a call (the SDK's default: the authenticated user name;
-            every anonymous caller is one owner).
+        owner_resolver: the owner of a call (default
+            :func:`~foldkit_agent.adapters.a2a.tasks.tenant_owner`: the authenticated user
+            name, every anonymous caller one owner, within the path's tenant).
 
     Raises:
         ValueError: an unknown spec, ``sqlite::memory:``, or a bound below 1.
@@ -120,7 +121,7 @@ class SqlTaskStore(TaskBounds):
         max_tasks: int = DEFAULT_TASKS,
         max_per_caller: int = DEFAULT_TASKS_PER_CALLER,
         max_age: float = DEFAULT_TASK_MAX_AGE,
-        owner_resolver: OwnerResolver = resolve_user_scope,
+        owner_resolver: OwnerResolver = tenant_owner,
     ) -> None:
         from a2a.server.tasks import DatabaseTaskStore
 

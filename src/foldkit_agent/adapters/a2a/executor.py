@@ -55,7 +55,7 @@ from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
 from ...edge.disconnect import abort_when_gone, carries_call, client_gone
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
-from ...edge.resolve import audit_refusal
+from ...edge.resolve import UNAVAILABLE_TEXT, RuntimeUnavailableError, audit_refusal
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, defect
@@ -221,6 +221,13 @@ class CapabilityExecutor(AgentExecutor):
             raise ours(context.call_context, err) from None
         except asyncio.CancelledError:
             raise
+        except RuntimeUnavailableError:  # no runtime for this caller (logged by resolve)
+            try:
+                if not started and context.current_task is None:
+                    await event_queue.enqueue_event(_new_task(task_id, context_id, context.message))
+                await _finish(updater, TaskState.TASK_STATE_REJECTED, _unavailable(name))
+            except Exception:
+                _log.debug("could not record the refusal of task %s", task_id, exc_info=True)
         except Exception:
             _log.exception("A2A call of %r failed unexpectedly", name)
             try:
@@ -414,6 +421,13 @@ def _agent_message(updater: TaskUpdater, text: str, data: Mapping[str, Any] | No
     if data is not None:
         parts.append(new_data_part(dict(data)))
     return updater.new_agent_message(parts)
+
+
+def _unavailable(capability: str | None) -> Outcome:
+    """No runtime serves this caller (no tenant, another tenant's, or it could not open): the
+    call was refused before anything ran."""
+    data = {"status": "unavailable", "capability": capability, "message": UNAVAILABLE_TEXT}
+    return Outcome(False, "refused", capability, UNAVAILABLE_TEXT, data)
 
 
 async def _finish(updater: TaskUpdater, state: TaskState, outcome: Outcome) -> None:

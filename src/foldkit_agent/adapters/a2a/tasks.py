@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -43,12 +44,14 @@ from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Role, Task, TaskState
 
 from ...edge.callers import DEFAULT_TASK_MAX_AGE, DEFAULT_TASKS, DEFAULT_TASKS_PER_CALLER
+from ...edge.tenants import PATH_TENANT_KEY
 
 __all__ = [
     "DEFAULT_MAX_TASKS",
     "DEFAULT_MAX_TASKS_PER_CALLER",
     "DEFAULT_TASK_MAX_AGE",
     "BoundedTaskStore",
+    "tenant_owner",
 ]
 
 DEFAULT_MAX_TASKS: Final = DEFAULT_TASKS
@@ -65,6 +68,39 @@ FINISHED: Final = frozenset(
 """The states a task never leaves."""
 
 _OWNER: Final = "foldkit_agent.a2a.owner"
+
+MAX_OWNER: Final = 255
+"""The longest owner the SDK's task table holds (its ``owner`` column is ``VARCHAR(255)``)."""
+
+
+def tenant_owner(context: ServerCallContext) -> str:
+    """The owner of a call's tasks: the caller (the SDK's ``resolve_user_scope``: the
+    authenticated user name, every anonymous caller one owner), within the tenant of the
+    path it came through when it came through one (``serve --tenant-from path``).
+
+    So a task of tenant ``alice`` is never found through ``/bob/...``, whoever asks and with
+    whatever ``tenant`` the body names (:func:`~foldkit_agent.edge.path_tenant`). The
+    default owner of :class:`BoundedTaskStore` and
+    :class:`~foldkit_agent.adapters.a2a.SqlTaskStore`.
+
+    Returns:
+        the user name alone outside a tenant's path; else ``"<len>:<tenant>/<user>"`` (the
+        length makes it unambiguous), or ``"sha256:<hex>"`` of that when it is longer than
+        :data:`MAX_OWNER` characters.
+
+    Example:
+        >>> tenant_owner(ctx_of("/alice/a2a/jsonrpc", user="alice"))
+        '5:alice/alice'
+    """
+    user = resolve_user_scope(context)
+    tenant = context.state.get(PATH_TENANT_KEY)
+    if not isinstance(tenant, str) or not tenant:
+        return user
+    owner = f"{len(tenant)}:{tenant}/{user}"
+    if len(owner) <= MAX_OWNER:
+        return owner
+    return "sha256:" + hashlib.sha256(owner.encode()).hexdigest()
+
 
 Key = tuple[str, str]  # (owner, task id)
 
@@ -124,8 +160,8 @@ class BoundedTaskStore(TaskBounds):
         max_tasks: most tasks held in all (default 10,000).
         max_per_caller: most tasks held for one owner (default 1,000).
         max_age: seconds after its last update when a task is evicted (default 3,600).
-        owner_resolver: the owner of a call (the SDK's default: the authenticated user name;
-            every anonymous caller is one owner).
+        owner_resolver: the owner of a call (default :func:`tenant_owner`: the authenticated
+            user name, every anonymous caller one owner, within the path's tenant).
         clock: seconds, monotonic (for tests).
 
     Raises:
@@ -140,7 +176,7 @@ class BoundedTaskStore(TaskBounds):
         max_tasks: int = DEFAULT_MAX_TASKS,
         max_per_caller: int = DEFAULT_MAX_TASKS_PER_CALLER,
         max_age: float = DEFAULT_TASK_MAX_AGE,
-        owner_resolver: OwnerResolver = resolve_user_scope,
+        owner_resolver: OwnerResolver = tenant_owner,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(max_tasks, max_per_caller, max_age)
