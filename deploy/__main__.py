@@ -3,10 +3,10 @@
     python -m deploy [--workers 3] [--port 8000] [--tenant NAME ...]
 
 Starts a throwaway PostgreSQL cluster, the workers and nginx (:func:`deploy.stack.stack`),
-prints each tenant's MCP URL and bearer token, and restarts a worker that dies (on its own
-port, so nginx's ring is unchanged; one that cannot restart is tried again, with backoff,
-while the rest of the stack keeps serving). Ctrl-C (or SIGTERM) stops nginx, drains the workers and
-removes the cluster: nothing is left running or on disk.
+prints each tenant's MCP URL, A2A card URL and bearer token, and restarts a worker that dies
+(on its own port, so nginx's ring is unchanged; one that cannot restart is tried again, with
+backoff, while the rest of the stack keeps serving). Ctrl-C (or SIGTERM) stops nginx, drains
+the workers and removes the cluster: nothing is left running or on disk.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stack(tenants, workers=args.workers, port=args.port) as running:
             ring = [w.address for w in running.workers]
-            print(f"PostgreSQL (todos and audit): {running.dsn}")
+            print(f"PostgreSQL (todos, audit and A2A tasks): {running.dsn}")
             for worker in running.workers:
                 held = [t for t in tenants if owner(t, ring) == worker.address]
                 pid = worker.process.proc.pid if worker.process is not None else "-"
@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(f"nginx: http://127.0.0.1:{running.port} (files in {running.root})")
             for tenant in tenants:
-                print(f"tenant {tenant}: {running.url(tenant)} token {running.tokens[tenant]}")
+                print(
+                    f"tenant {tenant}: MCP {running.url(tenant)} A2A card "
+                    f"{running.card_url(tenant)} token {running.tokens[tenant]}"
+                )
             print("ready; Ctrl-C stops everything", flush=True)
             try:
                 code = supervise(running)

@@ -3,9 +3,11 @@ nginx routing each tenant to its worker (``python -m deploy`` runs it; the tests
 
 Everything lives in one temporary directory and is gone when :func:`stack` exits: a throwaway
 PostgreSQL cluster (:mod:`deploy.postgres`) holding the todos (``FOLDKIT_TODO_STORE``) and
-the audit (``--audit postgres:DSN --audit-durable``), the workers on loopback ports (each
-``serve examples.todo:runtime --mcp http --tenant-from path`` with every tenant's token), and
-nginx run from ``deploy/nginx.conf`` with ``-p DIR`` (pid, logs and temp files in ``DIR``).
+the audit (``--audit postgres:DSN --audit-durable``) and the A2A tasks
+(``--a2a-task-store postgres:DSN``), the workers on loopback ports (each
+``serve examples.todo:runtime --mcp http --a2a --tenant-from path --base-url NGINX`` with every
+tenant's token), and nginx run from ``deploy/nginx.conf`` with ``-p DIR`` (pid, logs and temp
+files in ``DIR``).
 
 Example:
     >>> with stack(["alice", "bob"], workers=3) as running:
@@ -204,6 +206,15 @@ class Stack:
         """Where ``tenant``'s MCP clients connect: ``http://127.0.0.1:PORT/TENANT/mcp``."""
         return f"http://127.0.0.1:{self.port}/{tenant}/mcp"
 
+    def a2a_base(self, tenant: str) -> str:
+        """Where ``tenant``'s A2A clients find its card: ``http://127.0.0.1:PORT/TENANT``."""
+        return f"http://127.0.0.1:{self.port}/{tenant}"
+
+    def card_url(self, tenant: str) -> str:
+        """``tenant``'s agent card (``.../TENANT/.well-known/agent-card.json``); its URLs name
+        nginx."""
+        return f"{self.a2a_base(tenant)}/.well-known/agent-card.json"
+
     def worker_at(self, address: str) -> Worker:
         """The worker listening at ``host:port`` (what nginx's ``X-Upstream`` names)."""
         return next(w for w in self.workers if w.address == address)
@@ -262,10 +273,14 @@ def stack(
         root.chmod(0o755)  # nginx's worker processes (nobody, under root) read their temp dirs
         (root / "tmp").mkdir()
         running = Stack(root, dsn, table)
-        args = ["--mcp", "http", "--tenant-from", "path"]
+        running.port = port or _free_port()
+        # the agent cards name nginx's origin, where the clients are
+        args = ["--mcp", "http", "--a2a", "--tenant-from", "path"]
+        args += ["--base-url", f"http://127.0.0.1:{running.port}"]
         for tenant, token in table.items():
             args += ["--token", f"{token}={tenant}"]
         args += ["--audit", f"postgres:{dsn}", "--audit-durable"]
+        args += ["--a2a-task-store", f"postgres:{dsn}"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "FOLDKIT_TODO_STORE": f"postgres:{dsn}"}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
         for index in range(workers):
@@ -273,7 +288,6 @@ def stack(
             running.workers.append(worker)
             stack_.callback(worker.stop)
             worker.start()
-        running.port = port or _free_port()
         conf = root / "nginx.conf"
         conf.write_text(
             render_nginx(f"127.0.0.1:{running.port}", [w.address for w in running.workers])

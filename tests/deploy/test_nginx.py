@@ -4,6 +4,8 @@ One stack for the module (``deploy.stack``, what ``python -m deploy`` runs): a d
 session's throwaway cluster, three real ``foldkit-agent serve --tenant-from path`` workers and
 Debian's nginx. Six tenants drive it concurrently with the official MCP client; nginx names the
 worker that answered in ``X-Upstream``, and its access log names the worker of every request.
+The same six drive A2A with the official ``a2a-sdk`` client, from each tenant's card fetched
+through nginx; the tasks are rows of the PostgreSQL table every worker shares.
 """
 
 from __future__ import annotations
@@ -14,15 +16,19 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import httpx2
 import mcp.types as types
+import psycopg
 import pytest
+from a2a.types import GetTaskRequest, TaskState
+from a2a.utils.errors import TaskNotFoundError
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 from deploy.stack import Stack, nginx_binary, owner, stack
 from foldkit_agent import PostgresAuditSink
+from tests.support.a2a_lab import card_client, skill_request
 from tests.support.mcp_helpers import INITIALIZE
 from tests.support.serving import todos_of
 
@@ -115,14 +121,130 @@ async def test_six_tenants_at_once_each_land_on_the_worker_the_ring_names(
 
 
 async def test_a_tenants_token_is_served_only_at_its_own_path(deployed: Stack) -> None:
-    http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {deployed.tokens['globex']}"}, timeout=30
+    foreign = {"Authorization": f"Bearer {deployed.tokens['globex']}"}
+    # refused at the worker's edge: no session opened for acme, no body read
+    init = httpx2.post(
+        deployed.url("acme"),
+        json=INITIALIZE,
+        headers={**foreign, "Accept": "application/json, text/event-stream"},
+        timeout=30,
     )
-    async with Client(streamable_http_client(deployed.url("acme"), http_client=http)) as client:
-        with pytest.raises(MCPError, match="not available"):
-            await client.call_tool("create_todo", {"title": "not mine"})
+    assert init.status_code == 403
+    assert "mcp-session-id" not in init.headers
+    card = httpx2.get(deployed.card_url("acme"), headers=foreign, timeout=30)
+    assert card.status_code == 403
+    sent = httpx2.post(
+        f"{deployed.a2a_base('acme')}/a2a/jsonrpc",
+        content=b"{not json",
+        headers=foreign,
+        timeout=30,
+    )
+    assert sent.status_code == 403
     async with tenant_client(deployed, "acme") as acme:
         assert "not mine" not in [t["title"] for t in await todos_of(acme)]
+
+
+@asynccontextmanager
+async def tenant_a2a(deployed: Stack, tenant: str, seen: Seen | None = None) -> AsyncIterator[Any]:
+    """The official A2A client of ``tenant``, made by the SDK's client factory from the card
+    fetched through nginx, with the tenant's token."""
+    hooks = {"response": [seen.response]} if seen is not None else {}
+    async with (
+        httpx.AsyncClient(
+            headers={"Authorization": f"Bearer {deployed.tokens[tenant]}"},
+            timeout=30,
+            event_hooks=hooks,
+        ) as http,
+        card_client(http, deployed.a2a_base(tenant)) as client,
+    ):
+        yield client
+
+
+async def a2a_create(client: Any, title: str) -> Any:
+    """``create_todo`` over A2A; its task, answered (``COMPLETED``) once saved."""
+    events = [
+        event async for event in client.send_message(skill_request("create_todo", {"title": title}))
+    ]
+    tasks = [event.task for event in events if event.HasField("task")]
+    assert tasks, events
+    assert tasks[-1].status.state == TaskState.TASK_STATE_COMPLETED, tasks[-1]
+    return tasks[-1]
+
+
+def task_rows(dsn: str) -> dict[str, str]:
+    """The PostgreSQL task table the workers share: task id -> owner."""
+    with psycopg.connect(dsn) as db:
+        return dict(db.execute("SELECT id, owner FROM tasks").fetchall())
+
+
+async def test_six_tenants_over_a2a_at_once_land_on_their_mcp_worker_with_tasks_in_postgres(
+    deployed: Stack,
+) -> None:
+    seen = {tenant: Seen() for tenant in TENANTS}
+    cards: dict[str, Any] = {}
+    tasks: dict[str, Any] = {}
+
+    async def drive(tenant: str) -> None:
+        async with httpx.AsyncClient(timeout=30) as http:
+            cards[tenant] = (
+                await http.get(
+                    deployed.card_url(tenant),
+                    headers={"Authorization": f"Bearer {deployed.tokens[tenant]}"},
+                )
+            ).json()
+        async with tenant_a2a(deployed, tenant, seen[tenant]) as client:
+            tasks[tenant] = await a2a_create(client, f"{tenant} over a2a")
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tg:
+            for tenant in TENANTS:
+                tg.start_soon(drive, tenant)
+    ring = servers(deployed)
+    for tenant in TENANTS:
+        # the card names nginx, so every call after it went through nginx too
+        assert [i["url"] for i in cards[tenant]["supportedInterfaces"]] == [
+            f"{deployed.a2a_base(tenant)}/a2a/jsonrpc",
+            f"{deployed.a2a_base(tenant)}/a2a/rest",
+        ]
+        # card and calls on the worker that holds the tenant's MCP (the ring's)
+        assert set(seen[tenant].upstreams) == {owner(tenant, ring)}, tenant
+    audit = PostgresAuditSink(deployed.dsn)
+    try:
+        entries = {e.invocation_id: e for e in audit.query(capability="create_todo", limit=10_000)}
+    finally:
+        audit.close()
+    rows = task_rows(deployed.dsn)
+    for tenant, task in tasks.items():
+        entry = entries[task.id]  # an A2A call's invocation id is its task id
+        assert (entry.transport, entry.principal, entry.decision) == ("a2a", tenant, "dispatched")
+        assert rows[task.id] == f"{len(tenant)}:{tenant}/{tenant}"
+    for tenant in TENANTS:
+        async with tenant_client(deployed, tenant) as client:
+            assert f"{tenant} over a2a" in [t["title"] for t in await todos_of(client)]
+
+
+async def test_an_a2a_task_answered_before_kill_9_is_read_after_the_restart(
+    deployed: Stack,
+) -> None:
+    ring = servers(deployed)
+    tenant = "initech"
+    async with tenant_a2a(deployed, tenant) as client:
+        done = await a2a_create(client, "before the a2a kill")
+    victim = deployed.worker_at(owner(tenant, ring))
+    victim.kill()
+    victim.start()
+    assert victim.address == owner(tenant, ring)
+    async with tenant_a2a(deployed, tenant) as client:
+        found = await client.get_task(GetTaskRequest(id=done.id))
+        assert found.status.state == TaskState.TASK_STATE_COMPLETED
+        assert found.artifacts[0].name == "result"
+    async with tenant_client(deployed, tenant) as client:
+        assert "before the a2a kill" in [t["title"] for t in await todos_of(client)]
+    # another tenant's path never reads it, even through the same worker pool
+    other = next(t for t in TENANTS if t != tenant)
+    async with tenant_a2a(deployed, other) as client:
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task(GetTaskRequest(id=done.id))
 
 
 async def test_a_killed_worker_restarts_with_every_saved_todo_and_list_changed_reaches_its_client(
