@@ -301,13 +301,20 @@ def serve_http(run: Run, cmd: Command, argv: list[str]) -> None:
     tokens = [argv[i + 1] for i, a in enumerate(argv) if a == "--token"]
     if tokens:
         server.headers = {"Authorization": f"Bearer {tokens[0].partition('=')[0]}"}
+    # --tenant-from path: the first token's tenant (or any tenant without tokens) at its path
+    by_path = "--tenant-from" in argv and argv[argv.index("--tenant-from") + 1] == "path"
+    subject = tokens[0].partition("=")[2].partition(";")[0] if tokens else "alice"
+    prefix = f"/{subject}" if by_path else ""
     if "--mcp" in argv:
-        assert anyio.run(mcp_tools, f"{server.origin}/mcp", server.headers)
+        assert anyio.run(mcp_tools, f"{server.origin}{prefix}/mcp", server.headers)
     with httpx.Client(base_url=server.origin, timeout=30) as http:
         if "--a2a" in argv:
-            card = http.get("/.well-known/agent-card.json")
+            card = http.get(f"{prefix}/.well-known/agent-card.json", headers=server.headers)
             assert card.status_code == 200
             assert card.json()["skills"]
+            base = argv[argv.index("--base-url") + 1] if "--base-url" in argv else server.origin
+            urls = [i["url"] for i in card.json()["supportedInterfaces"]]
+            assert urls[0] == f"{base.rstrip('/')}{prefix}/a2a/jsonrpc", urls
         if "--webmcp" in argv:
             page = http.get("/")
             assert page.status_code == 200
@@ -421,11 +428,18 @@ def deploy_tryout(run: Run, cmd: Command, argv: list[str]) -> None:
     server = run.start([resolve("python"), *with_port_option(argv, run.port)[1:]])
     server.wait_for(r"^ready; Ctrl-C stops everything", timeout=TIMEOUT)
     printed = server.output()
-    tenants = re.findall(r"^tenant \S+: (http://\S+/mcp) token (\S+)$", printed, re.M)
-    assert tenants, printed
-    for url, token in tenants:
+    found = re.findall(
+        r"^tenant \S+: MCP (http://\S+/mcp) A2A card (http://\S+) token (\S+)$", printed, re.M
+    )
+    assert found, printed
+    tenants = [(url, token) for url, _card, token in found]
+    for url, card_url, token in found:
         assert url.startswith(f"http://127.0.0.1:{run.port}/")
         assert anyio.run(mcp_tools, url, {"Authorization": f"Bearer {token}"})
+        card = httpx.get(card_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        assert card.status_code == 200, card.text
+        jsonrpc = card.json()["supportedInterfaces"][0]["url"]
+        assert jsonrpc == url.removesuffix("/mcp") + "/a2a/jsonrpc"  # through nginx
     first = re.search(r"^worker 0: (\S+) \(pid (\d+)\), tenants (.*)$", printed, re.M)
     assert first is not None, printed
     os.kill(int(first.group(2)), signal.SIGKILL)
