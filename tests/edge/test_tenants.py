@@ -14,14 +14,17 @@ from starlette.authentication import SimpleUser
 from examples.todo import User, run_todo
 from foldkit_agent import AgentRuntime, Invocation, Tenants
 from foldkit_agent.edge import (
+    Grant,
     NoTenantError,
     RuntimeUnavailableError,
     TenantsFullError,
+    TokenTable,
     own_path_tenant,
     path_tenant,
     principal_tenant,
     resolve_runtime,
 )
+from foldkit_agent.edge.tenants import PATH_TENANT_KEY, foreign_token, hold_path_tenant
 
 
 class HeldStore:
@@ -198,7 +201,38 @@ def test_the_tenant_keys_read_only_what_the_transport_authenticated_or_routed() 
     assert path_tenant(routed) == "acme"
     assert path_tenant(SimpleNamespace(request=routed)) == "acme"
     assert path_tenant(SimpleNamespace(tenant="", request=None)) is None
-    assert path_tenant(SimpleNamespace(tenant="acme")) == "acme"
+    # a route further in with a {tenant} of its own never replaces the mount's
+    held: dict[str, Any] = {"path_params": {"tenant": "acme"}}
+    hold_path_tenant(held)
+    held["path_params"] = {"tenant": "globex"}
+    hold_path_tenant(held)
+    assert path_tenant(FakeRequest(held)) == "acme"
+
+
+def a2a_context(path: str | None, claimed: str) -> Any:
+    """An A2A call context through ``path``'s tenant whose own ``tenant`` field is ``claimed``."""
+    return SimpleNamespace(tenant=claimed, state={PATH_TENANT_KEY: path})
+
+
+def test_a2a_s_own_tenant_field_never_selects_a_tenant() -> None:
+    assert path_tenant(a2a_context("acme", "")) == "acme"
+    assert path_tenant(a2a_context("acme", "acme")) == "acme"
+    assert path_tenant(a2a_context("acme", "globex")) is None  # the body names another
+    assert path_tenant(a2a_context(None, "acme")) is None  # a body alone names none
+    assert path_tenant(SimpleNamespace(tenant="acme")) is None
+
+
+def test_a_known_token_of_another_subject_is_foreign_at_a_tenants_path() -> None:
+    table = TokenTable({"alice-token": Grant("alice"), "bob-token": Grant("bob")})
+
+    def scope(tenant: str, authorization: str | None) -> dict[str, Any]:
+        headers = [] if authorization is None else [(b"authorization", authorization.encode())]
+        return {"path_params": {"tenant": tenant}, "headers": headers}
+
+    assert foreign_token(scope("bob", "Bearer alice-token"), table)
+    assert not foreign_token(scope("alice", "Bearer alice-token"), table)
+    assert not foreign_token(scope("bob", "Bearer nobody-token"), table)  # the adapter's 401
+    assert not foreign_token(scope("bob", None), table)
 
 
 def test_a_path_tenant_is_its_own_only_for_a_caller_authenticated_as_it() -> None:

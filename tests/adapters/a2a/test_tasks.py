@@ -10,6 +10,8 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import GetTaskRequest, Message, Role, Task, TaskState, TaskStatus
 
 from foldkit_agent.adapters.a2a import BoundedTaskStore, a2a_app
+from foldkit_agent.adapters.a2a.tasks import MAX_OWNER, tenant_owner
+from foldkit_agent.edge.tenants import PATH_TENANT_KEY
 from tests.support.a2a_lab import BASE, a2a_client, call_context, lab_runtime, skill_request
 
 
@@ -121,3 +123,20 @@ async def test_a_task_store_passed_in_is_the_one_used() -> None:
         assert running.host.model().total == 2
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert task.id in store.saved
+
+
+def test_a_task_owner_is_its_caller_within_the_paths_tenant() -> None:
+    outside = call_context("alice")
+    assert tenant_owner(outside) == "alice"
+    inside = call_context("alice")
+    inside.state[PATH_TENANT_KEY] = "acme"
+    assert tenant_owner(inside) == "4:acme/alice"
+    # the length keeps (tenant "a/b", user "c") apart from (tenant "a", user "b/c")
+    first, second = call_context("c"), call_context("b/c")
+    first.state[PATH_TENANT_KEY], second.state[PATH_TENANT_KEY] = "a/b", "a"
+    assert tenant_owner(first) != tenant_owner(second)
+    long = call_context("u" * 300)
+    long.state[PATH_TENANT_KEY] = "acme"
+    owner = tenant_owner(long)
+    assert owner.startswith("sha256:")
+    assert len(owner) <= MAX_OWNER

@@ -24,6 +24,9 @@ outcome                            A2A result
 success (dispatched / completed)   task ``COMPLETED``, one data artifact ``result``
 refusal (unavailable, invalid      task ``REJECTED``; status message: a text part for the
 input, unauthorized, ...)          agent and a data part with the error JSON
+no runtime for the caller (no      task ``REJECTED``; "The application for this caller is
+tenant, another tenant's, all      not available right now." (data part ``status:
+tenants busy)                      "unavailable"``)
 caller at its cap of calls         task ``REJECTED``; text naming the cap, data part
                                    ``{"code": "caller-limit"|"server-limit", "message"}``
 completion failure                 task ``FAILED``, same message shape

@@ -56,6 +56,7 @@ from ...edge.calls import start_call
 from ...edge.disconnect import abort_when_gone, carries_call, client_gone
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
 from ...edge.resolve import UNAVAILABLE_TEXT, RuntimeUnavailableError, audit_refusal
+from ...edge.tenants import NoTenantError, TenantsFullError
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, defect
@@ -221,7 +222,13 @@ class CapabilityExecutor(AgentExecutor):
             raise ours(context.call_context, err) from None
         except asyncio.CancelledError:
             raise
-        except RuntimeUnavailableError:  # no runtime for this caller (logged by resolve)
+        except RuntimeUnavailableError as err:
+            if not isinstance(err.__cause__, NoTenantError | TenantsFullError):
+                # the resolver broke: as for anything unexpected, a generic failure
+                await _failed(event_queue, updater, context, name, started=False)
+                return
+            # the request names no tenant (none, or another than its path's) or every tenant
+            # is busy: refused before anything ran (logged by resolve in one line)
             try:
                 if not started and context.current_task is None:
                     await event_queue.enqueue_event(_new_task(task_id, context_id, context.message))
@@ -230,12 +237,7 @@ class CapabilityExecutor(AgentExecutor):
                 _log.debug("could not record the refusal of task %s", task_id, exc_info=True)
         except Exception:
             _log.exception("A2A call of %r failed unexpectedly", name)
-            try:
-                if not started and context.current_task is None:
-                    await event_queue.enqueue_event(_new_task(task_id, context_id, context.message))
-                await _finish(updater, TaskState.TASK_STATE_FAILED, defect(name))
-            except Exception:
-                _log.debug("could not record the failure of task %s", task_id, exc_info=True)
+            await _failed(event_queue, updater, context, name, started=started)
         finally:
             if slot is not None:
                 slot.release()
@@ -421,6 +423,24 @@ def _agent_message(updater: TaskUpdater, text: str, data: Mapping[str, Any] | No
     if data is not None:
         parts.append(new_data_part(dict(data)))
     return updater.new_agent_message(parts)
+
+
+async def _failed(
+    queue: EventQueue,
+    updater: TaskUpdater,
+    context: RequestContext,
+    name: str | None,
+    *,
+    started: bool,
+) -> None:
+    """End the call's task ``FAILED`` with the generic defect text (the error was logged)."""
+    try:
+        if not started and context.current_task is None:
+            task = _new_task(updater.task_id, updater.context_id, context.message)
+            await queue.enqueue_event(task)
+        await _finish(updater, TaskState.TASK_STATE_FAILED, defect(name))
+    except Exception:
+        _log.debug("could not record the failure of task %s", updater.task_id, exc_info=True)
 
 
 def _unavailable(capability: str | None) -> Outcome:
