@@ -11,7 +11,7 @@ through nginx; the tasks are rows of the PostgreSQL table every worker shares.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -83,6 +83,23 @@ async def create(client: Client, title: str) -> str:
     return str(result.structured_content["invocation_id"])
 
 
+async def every_tenant_at_once(drive: Callable[[str], Awaitable[None]]) -> None:
+    """``drive(tenant)`` for the six tenants concurrently."""
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tg:
+            for tenant in TENANTS:
+                tg.start_soon(drive, tenant)
+
+
+def created_in_audit(deployed: Stack) -> dict[str, Any]:
+    """The PostgreSQL audit's ``create_todo`` entries, by invocation id."""
+    audit = PostgresAuditSink(deployed.dsn)
+    try:
+        return {e.invocation_id: e for e in audit.query(capability="create_todo", limit=10_000)}
+    finally:
+        audit.close()
+
+
 async def test_six_tenants_at_once_each_land_on_the_worker_the_ring_names(
     deployed: Stack,
 ) -> None:
@@ -97,10 +114,7 @@ async def test_six_tenants_at_once_each_land_on_the_worker_the_ring_names(
                 f"{tenant} {n}" for n in range(3)
             ]
 
-    with anyio.fail_after(120):
-        async with anyio.create_task_group() as tg:
-            for tenant in TENANTS:
-                tg.start_soon(drive, tenant)
+    await every_tenant_at_once(drive)
     ring = servers(deployed)
     for tenant in TENANTS:
         assert set(seen[tenant].upstreams) == {owner(tenant, ring)}, tenant
@@ -109,11 +123,7 @@ async def test_six_tenants_at_once_each_land_on_the_worker_the_ring_names(
     routed = set(re.findall(r"tenant=(\S+) upstream=(\S+)", log))
     assert {(t, u) for t, u in routed if t in TENANTS} == {(t, owner(t, ring)) for t in TENANTS}
     # every answered call is in the PostgreSQL audit, under its tenant
-    audit = PostgresAuditSink(deployed.dsn)
-    try:
-        entries = {e.invocation_id: e for e in audit.query(capability="create_todo", limit=10_000)}
-    finally:
-        audit.close()
+    entries = created_in_audit(deployed)
     for tenant, ids in answered.items():
         assert {(entries[i].principal, entries[i].decision) for i in ids} == {
             (tenant, "dispatched")
@@ -195,10 +205,7 @@ async def test_six_tenants_over_a2a_at_once_land_on_their_mcp_worker_with_tasks_
         async with tenant_a2a(deployed, tenant, seen[tenant]) as client:
             tasks[tenant] = await a2a_create(client, f"{tenant} over a2a")
 
-    with anyio.fail_after(120):
-        async with anyio.create_task_group() as tg:
-            for tenant in TENANTS:
-                tg.start_soon(drive, tenant)
+    await every_tenant_at_once(drive)
     ring = servers(deployed)
     for tenant in TENANTS:
         # the card names nginx, so every call after it went through nginx too
@@ -208,11 +215,7 @@ async def test_six_tenants_over_a2a_at_once_land_on_their_mcp_worker_with_tasks_
         ]
         # card and calls on the worker that holds the tenant's MCP (the ring's)
         assert set(seen[tenant].upstreams) == {owner(tenant, ring)}, tenant
-    audit = PostgresAuditSink(deployed.dsn)
-    try:
-        entries = {e.invocation_id: e for e in audit.query(capability="create_todo", limit=10_000)}
-    finally:
-        audit.close()
+    entries = created_in_audit(deployed)
     rows = task_rows(deployed.dsn)
     for tenant, task in tasks.items():
         entry = entries[task.id]  # an A2A call's invocation id is its task id

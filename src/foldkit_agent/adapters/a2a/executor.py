@@ -444,7 +444,7 @@ async def _failed(
 
 
 def _unavailable(capability: str | None) -> Outcome:
-    """No runtime serves this caller (no tenant, another tenant's, or it could not open): the
+    """No runtime serves this caller (no tenant, another tenant's, every tenant busy): the
     call was refused before anything ran."""
     data = {"status": "unavailable", "capability": capability, "message": UNAVAILABLE_TEXT}
     return Outcome(False, "refused", capability, UNAVAILABLE_TEXT, data)
