@@ -68,3 +68,35 @@ async def test_the_session_manager_still_keeps_its_open_sessions_where_caps_read
     assert isinstance(manager._server_instances, dict)  # pyright: ignore[reportPrivateUsage]
     manager._server_instances["s-1"] = object()  # type: ignore[assignment]  # pyright: ignore[reportPrivateUsage, reportArgumentType]
     assert open_session_ids(manager) == frozenset({"s-1"})
+
+
+async def test_a_running_manager_still_keeps_the_lifespan_state_it_passes_to_requests() -> None:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from foldkit_agent.adapters.mcp._sdk import lifespan_state_of
+
+    manager = StreamableHTTPSessionManager(app=Server("sdk-probe"), stateless=True)
+    assert lifespan_state_of(manager) is None
+    async with manager.run():
+        assert lifespan_state_of(manager) == {}  # what Server's default lifespan yields
+        assert lifespan_state_of(manager) is manager._lifespan_state  # pyright: ignore[reportPrivateUsage]
+
+
+def test_the_exchange_context_is_the_one_the_sdks_json_entry_builds() -> None:
+    from mcp.server import _streamable_http_modern as modern  # pyright: ignore[reportPrivateUsage]
+    from starlette.requests import Request
+
+    from foldkit_agent.adapters.mcp._sdk import exchange_context
+
+    source = inspect.getsource(modern.handle_modern_request)
+    assert "_SingleExchangeDispatchContext(" in source
+    assert "ServerMessageMetadata(request_context=request)" in source
+    assert "serve_one(app, dctx, req.method, req.params" in source
+    request = Request({"type": "http", "method": "POST", "headers": [], "path": "/mcp"})
+    dctx = exchange_context(request, 7)
+    assert isinstance(dctx, modern._SingleExchangeDispatchContext)  # pyright: ignore[reportPrivateUsage]
+    assert dctx.request_id == 7
+    assert dctx.can_send_request is False
+    assert dctx.sink is None  # JSON mode: nothing streamed
+    assert dctx.progress_token is None
+    assert dctx.message_metadata.request_context is request  # pyright: ignore[reportAttributeAccessIssue]

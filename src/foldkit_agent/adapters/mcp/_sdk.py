@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from mcp.server._streamable_http_modern import (  # pyright: ignore[reportPrivateUsage]
+    _SingleExchangeDispatchContext,  # pyright: ignore[reportPrivateUsage]
+)
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.dispatcher import DispatchContext
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import RequestId
+from starlette.requests import Request
 
-__all__ = ["connection_of", "open_session_ids"]
+__all__ = ["connection_of", "exchange_context", "lifespan_state_of", "open_session_ids"]
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
@@ -44,3 +52,31 @@ def open_session_ids(manager: StreamableHTTPSessionManager) -> frozenset[str]:
     if not isinstance(instances, dict):
         return frozenset()
     return frozenset(cast("dict[str, Any]", instances))
+
+
+def lifespan_state_of(manager: StreamableHTTPSessionManager) -> Any:
+    """What the server's lifespan yielded, as ``manager`` (running) passes it to every request.
+
+    The session manager enters ``server.lifespan`` once in ``run()`` and hands the state to
+    each request's ``serve_one``; mcp 2.3 keeps it in the private ``_lifespan_state`` and
+    offers no public view. A ``tools/call`` answered inline (:mod:`.inline`) passes the same.
+    """
+    return getattr(manager, "_lifespan_state", None)
+
+
+def exchange_context(request: Request, request_id: RequestId) -> DispatchContext[TransportContext]:
+    """The dispatch context the SDK's 2026-era JSON-response entry builds for one request.
+
+    ``handle_modern_request`` in mcp 2.3's private ``mcp.server._streamable_http_modern``
+    builds a ``_SingleExchangeDispatchContext`` (no back channel, no notification sink in
+    JSON mode, the Starlette request as the request context) and passes it to the public
+    ``mcp.server.runner.serve_one``; a ``tools/call`` answered inline builds the very same, so
+    the handler chain sees what it sees on the SDK's path.
+    """
+    return _SingleExchangeDispatchContext(
+        transport=TransportContext(
+            kind="streamable-http", can_send_request=False, headers=request.headers
+        ),
+        request_id=request_id,
+        message_metadata=ServerMessageMetadata(request_context=request),
+    )

@@ -39,14 +39,21 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from mcp.server.connection import Connection
+from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PARAM_HEADER_PREFIX,
     MCP_PROTOCOL_VERSION_HEADER,
     InboundModernRoute,
     classify_inbound_request,
     find_duplicated_routing_header,
+    validate_mcp_param_headers,
 )
+from mcp_types import JSONRPCError, JSONRPCResponse
 from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -54,20 +61,27 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...edge.guard import BODY_KEY, route_path
+from ._sdk import exchange_context, lifespan_state_of
 from .server import FoldkitMCPServer
 
 __all__ = ["InlineCalls", "InlineStats", "inline_manager"]
 
 _VERSION_HEADER: Final = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
 _MODERN: Final = frozenset(v.encode("latin-1") for v in MODERN_PROTOCOL_VERSIONS)
+_PARAM_HEADER: Final = MCP_PARAM_HEADER_PREFIX.lower()
+_ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
 
 
 @dataclass(slots=True)
 class InlineStats:
     """What :class:`InlineCalls` answered itself: ``answered`` counts ``tools/call`` requests
-    answered in one JSON response, ``listed`` ``tools/list`` requests answered from kept bytes."""
+    answered in one JSON response straight from the guard's parsed body, ``handed`` those that
+    needed no notifications but missed a check and went to the SDK's JSON-response manager
+    (which answers in its own words), ``listed`` ``tools/list`` requests answered from kept
+    bytes."""
 
     answered: int = 0
+    handed: int = 0
     listed: int = 0
 
 
@@ -125,6 +139,88 @@ class InlineCalls:
         has_json, has_sse = check_accept_headers(Request(scope))
         return has_json and has_sse  # a client the streaming path would serve too
 
+    def _call_route(self, scope: Scope, request: Request) -> InboundModernRoute | None:
+        """The SDK's own checks of a 2026-era ``tools/call`` (``handle_modern_request`` up to
+        dispatch), in its order, on the guard's parsed body; ``None`` if any would not pass.
+
+        :meth:`_inline` has already checked the method, path, version header and ``Accept``.
+        """
+        settings = self.manager.security_settings
+        if settings and settings.enable_dns_rebinding_protection:
+            return None
+        message = cast("dict[str, Any]", scope[BODY_KEY])
+        if (
+            not _ENVELOPE.issuperset(message)
+            or message.get("jsonrpc") != "2.0"
+            or type(message.get("id")) not in (int, str)
+        ):
+            return None  # the SDK's JSONRPCRequest would coerce or refuse it: let it
+        if find_duplicated_routing_header(request.headers.items()):
+            return None
+        route = classify_inbound_request(message, headers=dict(request.headers))
+        if not isinstance(route, InboundModernRoute):
+            return None  # the SDK answers the rejection in its own words
+        params = cast("dict[str, Any]", message["params"])
+        raw = params.get("arguments")
+        if raw is not None and type(raw) is not dict:
+            return None
+        arguments = cast("dict[str, Any]", raw or {})
+        name = params.get("name")
+        if not isinstance(name, str):
+            return None
+        # The SDK's Mcp-Param-* check (2026-era tools/call), through the server's own
+        # get_tool_input_schema as the SDK calls it.
+        if arguments or any(key.startswith(_PARAM_HEADER) for key in request.headers):
+            lookup = self.server.get_tool_input_schema
+            schema = None if lookup is None else lookup(name)
+            if schema is not None and (
+                validate_mcp_param_headers(schema, arguments, request.headers) is not None
+            ):
+                return None
+        return route
+
+    async def _answer_call(
+        self, scope: Scope, receive: Receive, send: Send, route: InboundModernRoute
+    ) -> None:
+        """Dispatch through the SDK's ``serve_one`` (its handler chain: ``Server.middleware``,
+        parameter validation, our handler, the result's serialization) with the context the
+        SDK's JSON-response entry builds, and write the reply as that entry writes it."""
+        message = cast("dict[str, Any]", scope[BODY_KEY])
+        ident: int | str = message["id"]
+        request = Request(scope, receive)
+        connection = Connection.from_envelope(
+            route.protocol_version, route.client_info, route.client_capabilities
+        )
+        status = 200
+        reply: JSONRPCResponse | JSONRPCError
+        try:
+            result = await serve_one(
+                self.server,
+                exchange_context(request, ident),
+                "tools/call",
+                message["params"],
+                connection=connection,
+                lifespan_state=lifespan_state_of(self.manager),
+            )
+        except Exception as exc:  # mapped as the SDK maps it: its words, never ours
+            reply = JSONRPCError(jsonrpc="2.0", id=ident, error=modern_error_data(exc))
+            status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
+        else:
+            reply = JSONRPCResponse(jsonrpc="2.0", id=ident, result=result)
+        wire = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+        body = json.dumps(wire, separators=(",", ":")).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-length", str(len(body)).encode()),
+                    (b"content-type", b"application/json"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
     def _kept_list(self, scope: Scope) -> bytes | None:
         """The whole answer to a 2026-era ``tools/list`` whose result is kept, or ``None``."""
         if scope["type"] != "http" or scope.get("method") != "POST":
@@ -170,7 +266,16 @@ class InlineCalls:
             await Response(kept, media_type="application/json")(scope, receive, send)
             return
         if self._inline(scope):
-            self.stats.answered += 1
+            security = TransportSecurityMiddleware(self.manager.security_settings)
+            request = Request(scope)
+            route = None
+            if await security.validate_request(request, is_post=True) is None:
+                route = self._call_route(scope, request)
+            if route is not None:
+                self.stats.answered += 1
+                await self._answer_call(scope, receive, send, route)
+                return
+            self.stats.handed += 1
             await self.manager.handle_request(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -1,0 +1,235 @@
+"""A 2026-era ``tools/call`` answered inline (``adapters/mcp/inline.py``) is the answer the SDK's
+own JSON-response session manager gives the same request: same status, content type and body
+bytes (each invocation id, a process-wide counter, aside), and the same audit entries.
+
+Two runtimes of one app (``tests/support/inline_app.py``) get the same requests in the same
+order: one behind :func:`http_app` (its guard, then ``InlineCalls``), one behind a bare
+``StreamableHTTPSessionManager(json_response=True)`` of an identical server. Requests come from
+a corpus (valid calls, an unknown tool, bad arguments, a capability not available, one refused
+by ``authorize``, wrong types, header mismatches, ``_meta`` variants, ids of each type) and
+from hypothesis. ``InlineStats`` says which path each took: the corpus reaches both.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
+
+from foldkit_agent.adapters.mcp import http_app, mcp_server
+from tests.support.hostile import MODERN_META, asgi_client
+from tests.support.inline_app import runtime
+
+_BASE = "http://127.0.0.1:8000"
+
+
+@dataclass(frozen=True)
+class Req:
+    """One POST: its JSON body and headers."""
+
+    body: Any
+    headers: dict[str, str]
+
+
+def call(
+    ident: Any,
+    name: Any,
+    arguments: Any = None,
+    *,
+    meta: Any = None,
+    header_name: str | None = None,
+    extra_headers: dict[str, str] | None = None,
+    omit_arguments: bool = False,
+) -> Req:
+    params: dict[str, Any] = {"name": name, "_meta": dict(MODERN_META) if meta is None else meta}
+    if not omit_arguments:
+        params["arguments"] = arguments
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+    }
+    named = header_name if header_name is not None else name if isinstance(name, str) else None
+    if named is not None:
+        headers["Mcp-Name"] = named
+    headers.update(extra_headers or {})
+    return Req({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}, headers)
+
+
+CORPUS: list[Req] = [
+    call(1, "add", {"by": 2}),
+    call("a", "add", {"by": 3, "note": "é ☃ \U0001f600"}),  # not ASCII: escaped as the SDK does
+    call(0, "add", {"by": 1, "note": None}),
+    call(-7, "reset", {}),  # available now (the count is above zero)
+    call(2**53, "reset", {}),  # not available any more
+    call(3, "no_such_tool", {}),
+    call(4, "add", {"by": "two"}),  # bad arguments
+    call(5, "add", {}),  # missing argument
+    call(6, "add", {"by": 1, "extra": True}),
+    call(7, "guarded_add", {"by": 1}),  # refused by authorize (nobody signed in)
+    call(8, "add", ["not", "an", "object"]),  # wrong type for arguments
+    call(9, "add", "text"),
+    call(10, "add", omit_arguments=True),
+    call(11, 42, {"by": 1}),  # the name is not a string
+    call(12, "add", {"by": 1}, header_name="reset"),  # Mcp-Name disagrees with the body
+    call(13, "add", {"by": 1}, extra_headers={"Mcp-Param-By": "1"}),
+    call(
+        14,
+        "add",
+        {"by": 1},
+        meta={**MODERN_META, "io.modelcontextprotocol/protocolVersion": "2099-01-01"},
+    ),
+    call(15, "add", {"by": 1}, meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),
+    call(16, "add", {"by": 1}, meta={**MODERN_META, "com.example/trace": {"x": [1, 2]}}),
+    call(17, "add", {"by": 1}, meta="not an object"),
+    call("", "add", {"by": 1}),
+    Req({**call(19, "add", {"by": 1}).body, "extra": 1}, call(19, "add").headers),
+]
+
+EDGE_REFUSED: list[Req] = [  # the edge guard answers these before MCP sees them, as before
+    call(True, "add", {"by": 1}),  # a bool is no JSON-RPC id
+    call(1.5, "add", {"by": 1}),
+    call(None, "add", {"by": 1}),
+    Req({**call(18, "add", {"by": 1}).body, "jsonrpc": "1.0"}, call(18, "add").headers),
+]
+
+
+@asynccontextmanager
+async def both() -> AsyncGenerator[tuple[httpx.AsyncClient, httpx.AsyncClient, Any, Any, Any]]:
+    """``(ours, sdk's, our runtime, its runtime, our InlineStats)``, both serving."""
+    async with runtime() as ours_rt, runtime() as sdk_rt:
+        app = http_app(ours_rt, name="inline", version="1")
+        server = mcp_server(sdk_rt, name="inline", version="1")
+        manager = StreamableHTTPSessionManager(
+            app=server,
+            json_response=True,
+            stateless=True,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+
+        async def sdk_app(scope: Scope, receive: Receive, send: Send) -> None:
+            await manager.handle_request(scope, receive, send)
+
+        async with (
+            manager.run(),
+            asgi_client(app, _BASE) as ours,
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=sdk_app), base_url=_BASE, timeout=30
+            ) as sdk,
+        ):
+            yield ours, sdk, ours_rt, sdk_rt, app.state.mcp_inline
+
+
+_INVOCATION = re.compile(rb'(invocation_id\\?":\\?")[0-9a-f]+-[0-9a-f]+')
+
+
+def unnumbered(body: bytes) -> bytes:
+    """``body`` with each invocation id (a process-wide counter) made the same."""
+    return _INVOCATION.sub(rb"\1<id>", body)
+
+
+def audited(rt: Any) -> list[tuple[Any, ...]]:
+    return [
+        (e.transport, e.capability, e.tag, e.principal, e.decision, e.outcome, e.input, e.approval)
+        for e in rt.audit.entries()
+    ]
+
+
+async def same_answers(requests: list[Req]) -> Any:
+    async with both() as (ours, sdk, ours_rt, sdk_rt, stats):
+        for req in requests:
+            content = json.dumps(req.body).encode()
+            mine = await ours.post("/mcp", content=content, headers=req.headers)
+            theirs = await sdk.post("/mcp", content=content, headers=req.headers)
+            assert mine.status_code == theirs.status_code, req
+            assert mine.headers["content-type"] == theirs.headers["content-type"], req
+            assert unnumbered(mine.content) == unnumbered(theirs.content), req
+        assert audited(ours_rt) == audited(sdk_rt)
+        assert ours_rt.context() == sdk_rt.context()
+        return stats
+
+
+async def test_every_answer_of_the_corpus_is_the_sdks_own() -> None:
+    stats = await same_answers(CORPUS)
+    assert stats.answered >= 12  # the happy path and the SDK's own refusals in the result
+    assert stats.handed >= 5  # header mismatches, bad envelopes: the SDK's manager answered
+
+
+async def test_an_envelope_the_edge_refuses_reaches_neither_path() -> None:
+    async with both() as (ours, _sdk, ours_rt, _sdk_rt, stats):
+        for req in EDGE_REFUSED:
+            answer = await ours.post("/mcp", content=json.dumps(req.body), headers=req.headers)
+            assert answer.status_code == 400
+            assert answer.json()["error"]["code"] == -32600
+        assert (stats.answered, stats.handed) == (0, 0)
+        assert ours_rt.context()["count"] == 0
+
+
+async def test_a_valid_call_is_answered_by_our_path_with_the_sdks_bytes() -> None:
+    async with both() as (ours, sdk, ours_rt, _sdk_rt, stats):
+        req = call(41, "add", {"by": 5, "note": "milk"})
+        content = json.dumps(req.body).encode()
+        mine = await ours.post("/mcp", content=content, headers=req.headers)
+        theirs = await sdk.post("/mcp", content=content, headers=req.headers)
+        assert (stats.answered, stats.handed) == (1, 0)
+        assert unnumbered(mine.content) == unnumbered(theirs.content)
+        assert b"invocation_id" in mine.content
+        assert mine.json()["result"]["structuredContent"]["status"] == "dispatched"
+        assert ours_rt.context()["count"] == 5
+
+
+_ids = st.one_of(st.integers(min_value=-(2**63), max_value=2**63), st.text(max_size=8))
+_names = st.sampled_from(["add", "reset", "guarded_add", "no_such_tool", ""])
+_scalars = st.one_of(
+    st.integers(min_value=-1000, max_value=1000), st.text(max_size=12), st.none(), st.booleans()
+)
+_arguments = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({"by": _scalars}, optional={"note": _scalars, "other": _scalars}),
+    st.lists(_scalars, max_size=2),
+    _scalars,
+)
+_meta = st.one_of(
+    st.just(dict(MODERN_META)),
+    st.fixed_dictionaries(
+        {"io.modelcontextprotocol/protocolVersion": st.sampled_from(["2026-07-28", "2025-11-25"])},
+        optional={
+            "io.modelcontextprotocol/clientInfo": st.just({"name": "h", "version": "1"}),
+            "io.modelcontextprotocol/clientCapabilities": st.just({}),
+            "x/y": _scalars,
+        },
+    ),
+)
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> Req:
+    name = draw(_names)
+    header = draw(st.one_of(st.none(), _names))
+    params_header = draw(st.one_of(st.none(), st.sampled_from(["1", "x", "=?base64?MQ==?="])))
+    return call(
+        draw(_ids),
+        name,
+        draw(_arguments),
+        meta=draw(_meta),
+        header_name=header,
+        extra_headers={} if params_header is None else {"Mcp-Param-By": params_header},
+    )
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(requests(), min_size=1, max_size=6))
+def test_any_call_gets_the_sdks_answer_and_audit(batch: list[Req]) -> None:
+    anyio.run(same_answers, batch)
