@@ -251,9 +251,14 @@ def pinned(cpu: int | None, argv: Sequence[str]) -> list[str]:
     return ["taskset", "-c", str(cpu), *argv] if can_pin(cpu) else list(argv)
 
 
+BEFORE_ENV = "BENCH_BEFORE_SRC"
+"""For an A/B: the ``src`` directory of another checkout, served as kind ``before`` (ours,
+that checkout's code: ``git archive <commit> src | tar -x -C DIR``, then ``DIR/src``)."""
+
+
 def command(kind: str, tools: int | None = None) -> list[str]:
     """The command line that serves ``kind`` (with ``tools`` capabilities for tools/list)."""
-    if kind == "ours":
+    if kind in ("ours", "before"):
         target = "bench.servers:runtime" if tools is None else f"bench.servers:tools_{tools}"
         return [sys.executable, "-m", "foldkit_agent.cli", "serve", target]
     if kind not in KINDS:
@@ -286,14 +291,17 @@ async def start_many(
     try:
         for kind, tools in specs:
             argv = command(kind, tools)
-            if kind == "ours":
+            path = str(ROOT)
+            if kind in ("ours", "before"):
                 argv += ["--mcp", "http", "--port", "0"]
+            if kind == "before":  # that checkout's foldkit_agent before this one's
+                path = os.pathsep.join([os.environ[BEFORE_ENV], path])
             procs.append(
                 await asyncio.create_subprocess_exec(
                     *argv,
                     cwd=ROOT,
                     stderr=asyncio.subprocess.PIPE,
-                    env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"},
+                    env={**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"},
                 )
             )
         served: list[Served] = []

@@ -42,7 +42,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .harness import Row
-from .servers import pinned, start_many
+from .servers import BEFORE_ENV, pinned, start_many
 
 LUA = Path(__file__).resolve().parent / "lua"
 CALL = LUA / "tools_call.lua"
@@ -56,6 +56,7 @@ SERVER_CPU = 0
 LOAD_CPU = 1
 NAMES = {
     "ours": "ours",
+    "before": "ours before",
     "fastmcp": "FastMCP 4",
     "floor": "SDK floor",
     "starlette": "Starlette floor",
@@ -283,7 +284,10 @@ def call_rows(series: Series, connections: int, seconds: float, rounds: int) -> 
     )
     how = f"req/s, best of {rounds} × {seconds:g} s interleaved"
     rows: list[Row] = []
-    for base, target in CALL_TARGETS.items():
+    bases = dict(CALL_TARGETS)
+    if "before" in series.runs:
+        bases["before"] = 0.0  # the A/B: reported, no target
+    for base, target in bases.items():
         ratio = series.ratio("ours", base)
         rows.append(
             Row(
@@ -292,8 +296,8 @@ def call_rows(series: Series, connections: int, seconds: float, rounds: int) -> 
                 f"{series.describe('ours')}; {series.checked()}",
                 series.describe(base),
                 ratio,
-                f"≥ {target:g}×",
-                ratio >= target,
+                f"≥ {target:g}×" if target else "reported",
+                ratio >= target if target else None,
             )
         )
     best = series.best("ours")
@@ -304,7 +308,7 @@ def call_rows(series: Series, connections: int, seconds: float, rounds: int) -> 
             "our p99 / our p50",
             f"p99 {_ms(best.p99_us)}",
             f"p50 {_ms(best.p50_us)}; the others' p99 / p50: "
-            + ", ".join(f"{NAMES[k]} {series.best(k).tail:.1f}×" for k in CALL_TARGETS),
+            + ", ".join(f"{NAMES[k]} {series.best(k).tail:.1f}×" for k in bases),
             tail,
             "≤ 3×",
             tail <= 3.0,
@@ -334,12 +338,15 @@ async def run(
     *,
     connections: Sequence[int] = CONNECTIONS,
     sizes: Sequence[int] = LIST_SIZES,
+    before: bool = False,
 ) -> list[Row]:
-    """Scenarios 12 and 13 as result rows (see the module docstring)."""
+    """Scenarios 12 and 13 as result rows (see the module docstring); with ``before``, ours
+    from the checkout in ``BENCH_BEFORE_SRC`` runs beside the others too (an A/B)."""
     wrk_path()
     warmup = seconds >= 2  # a quick run's first runs are its warm-up
     rows: list[Row] = []
-    async with start_many([(kind, None) for kind in CALL_KINDS], SERVER_CPU) as started:
+    kinds = (*CALL_KINDS, "before") if before else CALL_KINDS
+    async with start_many([(kind, None) for kind in kinds], SERVER_CPU) as started:
         urls = {s.kind: s.url for s in started}
         for kind, url in urls.items():
             await verify(kind, url)
@@ -380,10 +387,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=None, help="seconds per wrk run")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds")
     parser.add_argument("--quick", action="store_true", help="1 s × 1 round")
+    parser.add_argument(
+        "--before", metavar="SRC", help="also serve ours from this src directory (an A/B)"
+    )
+    parser.add_argument("--calls-only", action="store_true", help="skip tools/list")
     args = parser.parse_args(argv)
     seconds, rounds = durations(args.quick, args.seconds, args.rounds)
+    if args.before:
+        os.environ[BEFORE_ENV] = str(Path(args.before).resolve())
+    sizes = () if args.calls_only else LIST_SIZES
     try:
-        rows = asyncio.run(run(seconds, rounds))
+        rows = asyncio.run(run(seconds, rounds, sizes=sizes, before=bool(args.before)))
     except LoadError as err:
         print(f"bench.wrk: {err}", file=sys.stderr)
         return 1

@@ -48,6 +48,7 @@ from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     MCP_PARAM_HEADER_PREFIX,
     MCP_PROTOCOL_VERSION_HEADER,
+    X_MCP_HEADER_KEY,
     InboundModernRoute,
     classify_inbound_request,
     find_duplicated_routing_header,
@@ -70,6 +71,7 @@ _VERSION_HEADER: Final = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
 _MODERN: Final = frozenset(v.encode("latin-1") for v in MODERN_PROTOCOL_VERSIONS)
 _PARAM_HEADER: Final = MCP_PARAM_HEADER_PREFIX.lower()
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
+_ANNOTATION: Final = json.dumps(X_MCP_HEADER_KEY)  # how the key reads in an encoded schema
 
 
 @dataclass(slots=True)
@@ -125,19 +127,23 @@ class InlineCalls:
         self.server = server
         self.manager = manager
         self.stats = stats
+        self.security = TransportSecurityMiddleware(manager.security_settings)
+        self._annotated: dict[str, bool] = {}  # tool name -> its schema declares x-mcp-header
 
-    def _inline(self, scope: Scope) -> bool:
+    def _inline(self, scope: Scope, receive: Receive) -> Request | None:
+        """The request, when it is a 2026-era ``tools/call`` that needs no notifications."""
         if scope["type"] != "http" or scope.get("method") != "POST":
-            return False
+            return None
         if not self.server.answers_inline(scope.get(BODY_KEY)):
-            return False  # not a call that needs nothing (or no body the guard parsed)
+            return None  # not a call that needs nothing (or no body the guard parsed)
         if route_path(scope) != self.path:
-            return False
+            return None
         version = next((v for k, v in scope["headers"] if k == _VERSION_HEADER), None)
         if version not in _MODERN:
-            return False
-        has_json, has_sse = check_accept_headers(Request(scope))
-        return has_json and has_sse  # a client the streaming path would serve too
+            return None
+        request = Request(scope, receive)
+        has_json, has_sse = check_accept_headers(request)
+        return request if has_json and has_sse else None  # the streaming path serves it too
 
     def _call_route(self, scope: Scope, request: Request) -> InboundModernRoute | None:
         """The SDK's own checks of a 2026-era ``tools/call`` (``handle_modern_request`` up to
@@ -157,7 +163,10 @@ class InlineCalls:
             return None  # the SDK's JSONRPCRequest would coerce or refuse it: let it
         if find_duplicated_routing_header(request.headers.items()):
             return None
-        route = classify_inbound_request(message, headers=dict(request.headers))
+        # As dict(request.headers) folds them (the first of a name; routing headers are not
+        # duplicated, checked above), without its quadratic lookups.
+        folded = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        route = classify_inbound_request(message, headers=folded)
         if not isinstance(route, InboundModernRoute):
             return None  # the SDK answers the rejection in its own words
         params = cast("dict[str, Any]", message["params"])
@@ -169,25 +178,35 @@ class InlineCalls:
         if not isinstance(name, str):
             return None
         # The SDK's Mcp-Param-* check (2026-era tools/call), through the server's own
-        # get_tool_input_schema as the SDK calls it.
-        if arguments or any(key.startswith(_PARAM_HEADER) for key in request.headers):
+        # get_tool_input_schema as the SDK calls it. It can only refuse through a property
+        # that declares x-mcp-header, so a schema without one is not walked on every call.
+        if arguments or any(key.startswith(_PARAM_HEADER) for key in folded):
             lookup = self.server.get_tool_input_schema
             schema = None if lookup is None else lookup(name)
-            if schema is not None and (
-                validate_mcp_param_headers(schema, arguments, request.headers) is not None
+            if (
+                schema is not None
+                and self._declares(name, schema)
+                and validate_mcp_param_headers(schema, arguments, request.headers) is not None
             ):
                 return None
         return route
 
+    def _declares(self, name: str, schema: Any) -> bool:
+        """Whether ``name``'s input schema (fixed per name for a fixed runtime) has an
+        ``x-mcp-header`` key anywhere: the only thing ``validate_mcp_param_headers`` checks."""
+        known = self._annotated.get(name)
+        if known is None:
+            known = self._annotated[name] = _ANNOTATION in json.dumps(schema)
+        return known
+
     async def _answer_call(
-        self, scope: Scope, receive: Receive, send: Send, route: InboundModernRoute
+        self, scope: Scope, request: Request, send: Send, route: InboundModernRoute
     ) -> None:
         """Dispatch through the SDK's ``serve_one`` (its handler chain: ``Server.middleware``,
         parameter validation, our handler, the result's serialization) with the context the
         SDK's JSON-response entry builds, and write the reply as that entry writes it."""
         message = cast("dict[str, Any]", scope[BODY_KEY])
         ident: int | str = message["id"]
-        request = Request(scope, receive)
         connection = Connection.from_envelope(
             route.protocol_version, route.client_info, route.client_capabilities
         )
@@ -265,15 +284,14 @@ class InlineCalls:
             self.stats.listed += 1
             await Response(kept, media_type="application/json")(scope, receive, send)
             return
-        if self._inline(scope):
-            security = TransportSecurityMiddleware(self.manager.security_settings)
-            request = Request(scope)
+        request = self._inline(scope, receive)
+        if request is not None:
             route = None
-            if await security.validate_request(request, is_post=True) is None:
+            if await self.security.validate_request(request, is_post=True) is None:
                 route = self._call_route(scope, request)
             if route is not None:
                 self.stats.answered += 1
-                await self._answer_call(scope, receive, send, route)
+                await self._answer_call(scope, request, send, route)
                 return
             self.stats.handed += 1
             await self.manager.handle_request(scope, receive, send)
