@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.hostile import mcp_headers
 from tests.support.paths_calls import call, progress_then_open
-from tests.support.serving import serve_process
+from tests.support.serving import Lines, serve_process
 
 TARGET = "tests.support.paths_app:runtime"
 
@@ -48,3 +48,32 @@ async def test_the_official_client_gets_the_same_answers_on_either_path() -> Non
         assert refused.structured_content["status"] == "refused"
         context = await client.read_resource("agent://context")
         assert '"bumps":3' in context.contents[0].text.replace(" ", "")  # type: ignore[union-attr]
+
+
+async def test_serve_answers_2026_calls_inline_and_streams_the_one_that_waits() -> None:
+    """The official client's plain calls (and its refused one) take the inline path, the call
+    with a ``progressToken`` on a waiting capability streams; ``serve`` says how many calls
+    each path answered when it stops."""
+    lines = Lines()
+    args = ("--mcp", "http", "--progress-interval", "0.05")
+    async with (
+        serve_process(TARGET, *args, stderr=lines) as origin,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        url = f"{origin}/mcp"
+        async with (
+            httpx2.AsyncClient(timeout=30) as http2,
+            Client(streamable_http_client(url, http_client=http2), mode="2026-07-28") as client,
+        ):
+            for by in (1, 2, 3):
+                bumped = await client.call_tool("bump", {"by": by})
+                assert not bumped.is_error
+            refused = await client.call_tool("bump", {"by": "four"})
+            assert refused.is_error
+        rest = await progress_then_open(http, url)  # streams; its open_gate is inline
+        assert any('"status":"completed"' in line for line in rest), rest
+    summary = [line for line in lines if line.startswith("MCP answered ")]
+    assert summary == [
+        "MCP answered 5 tools/call inline (0 more through the SDK's JSON path) and "
+        "0 tools/list from kept bytes"
+    ], list(lines)

@@ -1036,6 +1036,16 @@ def serve(
             limits=connection_limits,
             http=parser,
         )
+        for part in apps:
+            inline = getattr(part.state, "mcp_inline", None)
+            if inline is not None:  # what the 2026-era fast paths answered (adapters/mcp/inline)
+                print(
+                    f"MCP answered {inline.answered} tools/call inline "
+                    f"({inline.handed} more through the SDK's JSON path) and "
+                    f"{inline.listed} tools/list from kept bytes",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     cut_by: list[int | None] = [None]  # the second signal that cut the drain short
     try:
