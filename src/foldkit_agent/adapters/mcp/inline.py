@@ -102,6 +102,13 @@ def inline_manager(
     )
 
 
+def _encoded(reply: JSONRPCResponse | JSONRPCError) -> bytes:
+    """``reply`` as the SDK's 2026-era entry writes it (``model_dump(mode="json",
+    by_alias=True, exclude_none=True)``, then compact ``json.dumps``)."""
+    wire = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json.dumps(wire, separators=(",", ":")).encode()
+
+
 class InlineCalls:
     """ASGI middleware in front of the SDK's MCP endpoint at ``path`` (module docs).
 
@@ -211,7 +218,6 @@ class InlineCalls:
             route.protocol_version, route.client_info, route.client_capabilities
         )
         status = 200
-        reply: JSONRPCResponse | JSONRPCError
         try:
             result = await serve_one(
                 self.server,
@@ -224,10 +230,17 @@ class InlineCalls:
         except Exception as exc:  # mapped as the SDK maps it: its words, never ours
             reply = JSONRPCError(jsonrpc="2.0", id=ident, error=modern_error_data(exc))
             status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
+            body = _encoded(reply)
         else:
-            reply = JSONRPCResponse(jsonrpc="2.0", id=ident, result=result)
-        wire = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
-        body = json.dumps(wire, separators=(",", ":")).encode()
+            try:
+                # serve_one's result is already the wire form (the SDK's runner dumped it,
+                # mode="json"), which JSONRPCResponse's dump leaves as it is (exclude_none
+                # applies to the envelope's own fields): the same bytes without a second
+                # validation and dump of the result.
+                envelope = {"jsonrpc": "2.0", "id": ident, "result": result}
+                body = json.dumps(envelope, separators=(",", ":")).encode()
+            except (TypeError, ValueError):  # a middleware's own dict, not JSON-native
+                body = _encoded(JSONRPCResponse(jsonrpc="2.0", id=ident, result=result))
         await send(
             {
                 "type": "http.response.start",
