@@ -1,6 +1,6 @@
 """Scenarios 12 and 13: MCP under a native load generator (wrk), server and load on separate cores.
 
-    python -m bench.wrk [--seconds S] [--rounds R] [--quick]
+    python -m bench.wrk [--seconds S] [--rounds R] [--quick] [--calls-only] [--before SRC]
 
 Each server (:mod:`bench.servers`: ours through ``foldkit-agent serve``, FastMCP 4, the SDK
 floor, the Starlette floor) runs in its own process pinned to CPU 0 (``taskset -c 0``); wrk
@@ -19,6 +19,10 @@ reported, with its p50 and p99, and the ratios are of those best runs.
 
 * 12: ``tools/call`` of ``increment`` at 1, 10 and 50 connections, all four servers.
 * 13: ``tools/list`` with 10, 100 and 1,000 tools over one connection, ours vs FastMCP.
+
+``--before SRC`` also serves ours from another checkout's ``src`` directory (say
+``git archive <commit> src | tar -x -C /tmp/before``, then ``/tmp/before/src``) as
+"ours before", in the same interleaved rounds, for an A/B; ``--calls-only`` skips 13.
 
 Durations: ``--seconds`` (default 2, or ``BENCH_WRK_SECONDS``) per run, ``--rounds`` (default
 5, or ``BENCH_WRK_ROUNDS``); ``--quick`` is 1 s × 1 round, for the smoke test.
