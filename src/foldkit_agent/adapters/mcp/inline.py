@@ -7,19 +7,29 @@ its notifications and a task watching for the client's disconnect, and answers
 before either gets ``application/json``); *JSON* awaits the handler in the request's own task
 and answers ``application/json``, with no notifications and no cancellation on disconnect.
 
-:class:`InlineCalls` sends each request that needs neither to a second session manager of the
-same server built with ``json_response=True`` (the SDK's public constructor; 2026-era requests
-hold no session, so the two managers share nothing): a ``tools/call`` that
+:class:`InlineCalls` answers each request that needs neither itself: a ``tools/call`` that
 :meth:`~foldkit_agent.adapters.mcp.FoldkitMCPServer.answers_inline` says can (no
 ``progressToken``, no approval answer, a capability with neither a completion contract nor
-``confirm``), from a client that accepts both shapes. Everything else (handshake-era requests,
+``confirm``), from a client that accepts both shapes. It runs the SDK's own checks in the order
+``handle_modern_request`` runs them, on the body the edge guard parsed (``scope[BODY_KEY]``,
+parsed once): the content type (``TransportSecurityMiddleware``), the envelope and routing
+headers (``find_duplicated_routing_header``, ``classify_inbound_request``), the ``Mcp-Param-*``
+headers against the tool's input schema (``validate_mcp_param_headers``, all public). Then it
+dispatches through the SDK's public ``serve_one`` with the dispatch context the SDK's
+JSON-response entry builds (:func:`._sdk.exchange_context`) and the manager's lifespan state,
+so the server's middleware (OpenTelemetry's included), request-parameter validation, the
+handler with its request context and the bearer token ``get_access_token()`` returns (the
+SDK's ``AuthContextMiddleware`` runs outside this one), and the result's serialization are the
+SDK's; the reply is written as that entry writes it, a handler's error mapped by the SDK's
+``modern_error_data`` to the SDK's words and status. A request that misses any check goes,
+untouched, to a second session manager of the same server built with ``json_response=True``
+(the SDK's public constructor; 2026-era requests hold no session, so the two managers share
+nothing), which answers it in its own words. Everything else (handshake-era requests,
 ``subscriptions/listen``, calls that may wait) takes the SDK's streaming path as before, where
 progress, approvals and cancellation on disconnect work as they did.
 
-A call answered inline still goes through the edge guard (its body parsed strictly once, the
-guard's disconnect watch in place) and through the SDK's own checks and dispatch (routing
-headers, ``Mcp-Param-*``, the handler chain): only the per-request task group, stream and
-watcher are skipped. ``InlineStats.answered`` counts the calls answered this way.
+``InlineStats.answered`` counts the calls answered here, ``handed`` those handed to the
+JSON-response manager.
 
 A 2026-era ``tools/list`` whose answer is already kept is written from bytes. The first
 ``tools/list`` of a protocol version and availability set runs the SDK's whole pipeline, which
