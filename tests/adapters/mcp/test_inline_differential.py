@@ -23,11 +23,12 @@ import anyio
 import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from foldkit_agent.adapters.mcp import http_app, mcp_server
+from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app, mcp_server
 from tests.support.hostile import MODERN_META, asgi_client
 from tests.support.inline_app import runtime
 
@@ -233,3 +234,22 @@ def requests(draw: st.DrawFn) -> Req:
 @given(batch=st.lists(requests(), min_size=1, max_size=6))
 def test_any_call_gets_the_sdks_answer_and_audit(batch: list[Req]) -> None:
     anyio.run(same_answers, batch)
+
+
+async def test_a_call_answered_inline_sees_the_callers_verified_token() -> None:
+    """``get_access_token()`` is the verified token on the inline path too: ``authorize``
+    lets a signed-in caller through and refuses an anonymous one (the default credentials)."""
+    token = AccessToken(token="t-1", client_id="c", scopes=[], subject="alice")
+    async with runtime() as rt:
+        app = http_app(
+            rt, name="inline", version="1", token_verifier=StaticTokenVerifier({"t-1": token})
+        )
+        async with asgi_client(app, _BASE) as client:
+            req = call(1, "guarded_add", {"by": 4})
+            signed = {**req.headers, "Authorization": "Bearer t-1"}
+            answer = await client.post("/mcp", json=req.body, headers=signed)
+            assert answer.json()["result"]["structuredContent"]["status"] == "dispatched"
+            assert app.state.mcp_inline.answered == 1
+        assert rt.context()["count"] == 4
+        (entry,) = rt.audit.entries()
+        assert entry.decision == "dispatched"
