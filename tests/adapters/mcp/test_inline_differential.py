@@ -107,12 +107,16 @@ EDGE_REFUSED: list[Req] = [  # the edge guard answers these before MCP sees them
 ]
 
 
+_servers: list[Any] = []  # the two servers both() built last (ours, the SDK's)
+
+
 @asynccontextmanager
 async def both() -> AsyncGenerator[tuple[httpx.AsyncClient, httpx.AsyncClient, Any, Any, Any]]:
     """``(ours, sdk's, our runtime, its runtime, our InlineStats)``, both serving."""
     async with runtime() as ours_rt, runtime() as sdk_rt:
         app = http_app(ours_rt, name="inline", version="1")
         server = mcp_server(sdk_rt, name="inline", version="1")
+        _servers[:] = [app.state.mcp_server, server]
         manager = StreamableHTTPSessionManager(
             app=server,
             json_response=True,
@@ -253,3 +257,31 @@ async def test_a_call_answered_inline_sees_the_callers_verified_token() -> None:
         assert rt.context()["count"] == 4
         (entry,) = rt.audit.entries()
         assert entry.decision == "dispatched"
+
+
+_DECLARED = {
+    "type": "object",
+    "properties": {"by": {"type": "integer", "x-mcp-header": "By"}, "note": {"type": "string"}},
+}
+
+
+async def test_a_schema_that_declares_an_mcp_param_header_is_checked_as_the_sdk_checks_it() -> None:
+    """With ``x-mcp-header`` on ``by`` (both servers' schema for ``add``), a call whose
+    ``Mcp-Param-By`` agrees is answered inline, one that disagrees or lacks it gets the SDK's
+    own refusal."""
+    cases = [
+        call(1, "add", {"by": 2}, extra_headers={"Mcp-Param-By": "2"}),
+        call(2, "add", {"by": 2}, extra_headers={"Mcp-Param-By": "3"}),
+        call(3, "add", {"by": 2}),
+    ]
+    async with both() as (ours, sdk, ours_rt, sdk_rt, stats):
+        for server in _servers:
+            server._foldkit_adapter.schemas["add"] = _DECLARED  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+        for req in cases:
+            content = json.dumps(req.body).encode()
+            mine = await ours.post("/mcp", content=content, headers=req.headers)
+            theirs = await sdk.post("/mcp", content=content, headers=req.headers)
+            assert mine.status_code == theirs.status_code, req
+            assert unnumbered(mine.content) == unnumbered(theirs.content), req
+        assert (stats.answered, stats.handed) == (1, 2)
+        assert audited(ours_rt) == audited(sdk_rt)
