@@ -68,3 +68,9 @@ def test_only_replaces_its_own_rows_and_every_hand_written_section_is_kept(
     bench_main.merge([new], ["wrk"], (3.0, 4.0))  # again: one bullet, one kept section
     assert docs.read_text().count("--only wrk") == 1
     assert docs.read_text().count("## Issue 20 targets") == 1
+
+
+async def test_the_cpu_per_call_harness_times_only_after_a_real_call_was_answered() -> None:
+    from bench.call_cpu import measure
+
+    assert await measure("ours", 5, None) > 0  # raises when the first answer is not a result
