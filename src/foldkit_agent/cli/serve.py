@@ -423,8 +423,8 @@ async def run_http(
         runtimes: the runtimes behind ``asgi``, drained on a signal.
         drain_timeout: seconds the calls in flight get to finish on their own.
         after_drain: awaited after the drain, before uvicorn ends the open streams.
-        limits: header and body read timeouts, the idle keep-alive and the cap on open
-            connections (:class:`~foldkit_agent.edge.connections.ConnectionLimits`); a failed
+        limits: header and body read timeouts, the idle keep-alive, the cap on open
+            connections and the caps on a request's head (:class:`~foldkit_agent.edge.connections.ConnectionLimits`); a failed
             ``accept()`` (too many open files) is logged as one line, not a traceback each time.
         http: uvicorn's HTTP/1.1 parser, ``"httptools"`` or ``"h11"``; default
             :func:`~foldkit_agent.edge.connections.fast_http` (httptools where installed).
@@ -711,6 +711,18 @@ def serve(
         "--max-connections",
         help="Open connections; at the cap a new one closes the connection idle longest",
     ),
+    max_header_bytes: int = typer.Option(
+        DEFAULT_CONNECTION_LIMITS.max_header_bytes,
+        "--max-header-bytes",
+        help="Bytes of one request's request line and headers; past it the request is "
+        "answered 431 and the connection closed",
+    ),
+    max_headers: int = typer.Option(
+        DEFAULT_CONNECTION_LIMITS.max_headers,
+        "--max-headers",
+        help="Header fields in one request; past it the request is answered 431 and the "
+        "connection closed",
+    ),
     max_streams_per_caller: int = typer.Option(
         DEFAULT_CALLER_LIMITS.streams_per_caller,
         "--max-streams-per-caller",
@@ -862,6 +874,8 @@ def serve(
             body_timeout=body_timeout,
             keep_alive=keep_alive,
             max_connections=max_connections,
+            max_header_bytes=max_header_bytes,
+            max_headers=max_headers,
         )
         caps = CallerLimits(
             streams_per_caller=max_streams_per_caller,

@@ -8,28 +8,45 @@ pure-Python ``h11``; :func:`fast_http`) with the missing rules added, through uv
 point for the HTTP protocol class (``uvicorn.Config(http=...)``). Both parsers get the same
 rules, tested on both:
 
-==================  =======  =============================================================
-limit               default  rule
-==================  =======  =============================================================
-``header_timeout``  10 s     a request's headers must arrive whole within this many
-                             seconds of the connection opening (or of the first byte after
-                             a keep-alive pause); else the connection is closed
-``body_timeout``    30 s     a request's body must arrive whole within this many seconds
-                             of its headers, however it is paced (a body dripped a byte at
-                             a time is closed at the deadline, before anything is
-                             dispatched); time when the server itself paused reading (its
-                             buffer full) is not counted against the client
-``keep_alive``      5 s      an idle connection between requests is closed after this long
-                             (uvicorn's ``timeout_keep_alive``)
-``max_connections`` 1,000    open connections; a new one at the cap closes the connection
-                             that has been idle longest (waiting for a request), and is
-                             itself closed only when every connection is serving a request
-==================  =======  =============================================================
+====================  =======  ===========================================================
+limit                 default  rule
+====================  =======  ===========================================================
+``header_timeout``    10 s     a request's headers must arrive whole within this many
+                               seconds of the connection opening (or of the first byte
+                               after a keep-alive pause); else the connection is closed
+``body_timeout``      30 s     a request's body must arrive whole within this many seconds
+                               of its headers, however it is paced (a body dripped a byte
+                               at a time is closed at the deadline, before anything is
+                               dispatched); time when the server itself paused reading
+                               (its buffer full) is not counted against the client
+``keep_alive``        5 s      an idle connection between requests is closed after this
+                               long (uvicorn's ``timeout_keep_alive``)
+``max_connections``   1,000    open connections; a new one at the cap closes the connection
+                               that has been idle longest (waiting for a request), and is
+                               itself closed only when every connection is serving a
+                               request
+``max_header_bytes``  32 KiB   a request's head: its request line and header fields, each
+                               counted as ``name: value`` with its line end; past it the
+                               request is answered 431 and the connection closed, whether
+                               the head is whole or still arriving (so no more than this
+                               and one read of the socket is buffered for it)
+``max_headers``       100      header fields in one request; past it the request is
+                               answered 431 and the connection closed
+====================  =======  ===========================================================
 
 A connection closed by a timeout is closed without an answer (the client sees the connection
-end), as nginx does for ``client_header_timeout``. :func:`quiet_accept_errors` turns the
-event loop's report of an ``accept()`` that failed for lack of resources (``EMFILE``: too
-many open files) into one log line per ``interval`` instead of a traceback per attempt.
+end), as nginx does for ``client_header_timeout``. A head over a cap is answered ``431
+Request Header Fields Too Large`` (text/plain, ``Connection: close``) and the connection
+closed at once, as nginx does; nothing of the rest is read. Both parsers also refuse, with
+uvicorn's own ``400 Invalid HTTP request received.``, what one of them let through before
+(:func:`head_refusal`): an HTTP/1.1 request without one ``Host``, a request with both
+``Content-Length`` and ``Transfer-Encoding``, a ``Transfer-Encoding`` other than ``chunked``,
+and a target that is not origin-form (``/path``; ``*`` for ``OPTIONS``), so the authority of
+an absolute-form target (``POST http://evil.example/mcp``) never stands in for ``Host``.
+
+:func:`quiet_accept_errors` turns the event loop's report of an ``accept()`` that failed for
+lack of resources (``EMFILE``: too many open files) into one log line per ``interval``
+instead of a traceback per attempt.
 
 Example::
 
@@ -43,7 +60,7 @@ import asyncio
 import importlib.util
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
@@ -53,6 +70,7 @@ __all__ = [
     "ConnectionLimits",
     "HttpParser",
     "fast_http",
+    "head_refusal",
     "protocol",
     "quiet_accept_errors",
 ]
@@ -60,19 +78,25 @@ __all__ = [
 _log = logging.getLogger("foldkit_agent.edge")
 
 
+_MIN_HEAD: Final = 1024  # a request line and a Host field fit, with room to spare
+
+
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
-    """Timeouts (seconds) and the connection cap of one HTTP server (module docs).
+    """Timeouts (seconds), the connection cap and the caps on a request's head (bytes,
+    fields) of one HTTP server (module docs).
 
     Raises:
-        ValueError: a timeout that is not a positive finite number, or ``max_connections``
-            below 1.
+        ValueError: a timeout that is not a positive finite number, ``max_connections`` or
+            ``max_headers`` below 1, ``max_header_bytes`` below 1,024.
     """
 
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     keep_alive: float = 5.0
     max_connections: int = 1000
+    max_header_bytes: int = 32 * 1024
+    max_headers: int = 100
 
     def __post_init__(self) -> None:
         for name in ("header_timeout", "body_timeout", "keep_alive"):
@@ -81,6 +105,12 @@ class ConnectionLimits:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value}")
         if self.max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
+        if self.max_header_bytes < _MIN_HEAD:
+            raise ValueError(
+                f"max_header_bytes must be at least {_MIN_HEAD}, got {self.max_header_bytes}"
+            )
+        if self.max_headers < 1:
+            raise ValueError(f"max_headers must be at least 1, got {self.max_headers}")
 
 
 DEFAULT_CONNECTION_LIMITS: Final = ConnectionLimits()
@@ -102,6 +132,106 @@ def fast_http() -> HttpParser:
         'httptools'
     """
     return "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+
+
+HEAD_STATUS: Final = 431
+"""The status of a request whose head is over a cap (431 Request Header Fields Too Large,
+RFC 6585 §5)."""
+
+_INVALID = "Invalid HTTP request received."  # uvicorn's own 400, on both parsers
+_PHRASES: Final = {400: "Bad Request", 431: "Request Header Fields Too Large"}
+
+Refusal = tuple[int, str]
+"""``(status, text)`` of a request refused before it reaches the application."""
+
+
+def _too_large(limits: ConnectionLimits) -> Refusal:
+    return HEAD_STATUS, (
+        f"The request's headers are larger than the {limits.max_header_bytes}-byte limit; "
+        "send fewer or smaller headers."
+    )
+
+
+def _too_many(limits: ConnectionLimits) -> Refusal:
+    return HEAD_STATUS, (
+        f"The request has more than {limits.max_headers} header fields, the most one request "
+        "may carry; send fewer."
+    )
+
+
+def head_size(method: bytes, target: bytes, fields: Sequence[tuple[bytes, bytes]]) -> int:
+    """Bytes of a request's head as :class:`ConnectionLimits` counts them: the request line
+    (``METHOD target HTTP/1.1`` and its line end), each field as ``name: value`` and its line
+    end, and the blank line.
+
+    Example:
+        >>> head_size(b"GET", b"/", [(b"host", b"a")])
+        25
+    """
+    return len(method) + len(target) + 12 + sum(len(n) + len(v) + 4 for n, v in fields) + 2
+
+
+def head_refusal(
+    limits: ConnectionLimits,
+    method: bytes,
+    target: bytes,
+    http_version: str,
+    fields: Sequence[tuple[bytes, bytes]],
+) -> Refusal | None:
+    """Why a whole request head is refused before the application sees it, else ``None``.
+
+    ``fields`` are ``(lower-case name, value)``. 431 past ``max_headers`` fields or
+    ``max_header_bytes`` (:func:`head_size`); 400 (uvicorn's words) for what h11 refuses and
+    httptools did not (a ``Host`` missing from an HTTP/1.1 request, or more than one), what
+    httptools refuses and h11 did not (``Content-Length`` with ``Transfer-Encoding``), a
+    ``Transfer-Encoding`` other than one ``chunked`` (h11 refuses it; httptools read
+    ``gzip, chunked`` as chunked) and a target that is not origin-form (``*`` only for
+    ``OPTIONS``): httptools served ``POST http://evil.example/mcp`` as ``/mcp`` with the
+    authority unchecked, h11 as a path nothing serves.
+
+    Example:
+        >>> head_refusal(ConnectionLimits(), b"GET", b"/", "1.1", [(b"host", b"a")]) is None
+        True
+        >>> head_refusal(ConnectionLimits(), b"GET", b"/", "1.1", [])
+        (400, 'Invalid HTTP request received.')
+    """
+    if len(fields) > limits.max_headers:
+        return _too_many(limits)
+    if head_size(method, target, fields) > limits.max_header_bytes:
+        return _too_large(limits)
+    hosts = lengths = 0
+    encodings: list[bytes] = []
+    for name, value in fields:
+        if name == b"host":
+            hosts += 1
+        elif name == b"content-length":
+            lengths += 1
+        elif name == b"transfer-encoding":
+            encodings.append(value.strip().lower())
+    if hosts > 1 or (hosts == 0 and http_version == "1.1"):
+        return 400, _INVALID
+    if encodings and (lengths or encodings != [b"chunked"]):
+        return 400, _INVALID
+    if not (target.startswith(b"/") or (target == b"*" and method == b"OPTIONS")):
+        return 400, _INVALID
+    return None
+
+
+def _answer(status: int, text: str, default_headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+    body = text.encode()
+    lines = [f"HTTP/1.1 {status} {_PHRASES[status]}".encode()]
+    lines += [name + b": " + value for name, value in default_headers]
+    lines += [
+        b"content-type: text/plain; charset=utf-8",
+        b"content-length: " + str(len(body)).encode(),
+        b"connection: close",
+    ]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+class _Refused(Exception):
+    """Raised from an httptools callback to stop the parser (it raises
+    ``HttpParserCallbackError``, which uvicorn answers through ``send_400_response``)."""
 
 
 def protocol(
@@ -138,6 +268,7 @@ def protocol(
             self.read_timer: asyncio.TimerHandle | None = None
             self.body_of: object = None  # the request whose body deadline is armed
             self.idle_since = time.monotonic()
+            self.refusal: Refusal | None = None  # why the head being read is refused
 
         # -- the states --------------------------------------------------------------------
 
@@ -167,6 +298,27 @@ def protocol(
                 return  # the request is being answered: not a read any more
             if not self.transport.is_closing():
                 self.transport.close()
+
+        # -- a refused head ----------------------------------------------------------------
+
+        def refuse(self, refusal: Refusal) -> None:
+            """Answer ``refusal`` and close at once (an answer already under way for an
+            earlier pipelined request is not cut into: the connection just closes)."""
+            self.disarm()
+            if self.transport.is_closing():
+                return
+            if not self.serving():
+                status, text = refusal
+                defaults = self.server_state.default_headers
+                self.transport.write(_answer(status, text, defaults))
+            self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            refusal, self.refusal = self.refusal, None
+            if refusal is None:
+                super().send_400_response(msg)
+            else:
+                self.refuse(refusal)
 
         # -- uvicorn's hooks ---------------------------------------------------------------
 
@@ -203,8 +355,111 @@ def protocol(
             self.idle_since = time.monotonic()
             super().on_response_complete()
 
-    LimitedProtocol.__name__ = LimitedProtocol.__qualname__ = f"Limited{base.__name__}"
-    return LimitedProtocol
+    limited: type[LimitedProtocol]
+    if http == "h11":
+        import h11
+
+        class CheckedH11(h11.Connection):
+            """h11's server side, its buffer for an unfinished head capped at
+            ``max_header_bytes`` and every whole head checked (:func:`head_refusal`)."""
+
+            def __init__(self, refused: Callable[[Refusal], None]) -> None:
+                super().__init__(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
+                self.refused = refused
+
+            def next_event(self) -> Any:
+                waiting = self.their_state is h11.IDLE  # the next bytes are a request's head
+                try:
+                    event = super().next_event()
+                except h11.RemoteProtocolError as exc:
+                    if waiting and exc.error_status_hint == HEAD_STATUS:  # h11's buffer cap
+                        self.refused(_too_large(limits))
+                    raise
+                if isinstance(event, h11.Request):
+                    fields = [(name.lower(), value) for name, value in event.headers]
+                    version = event.http_version.decode("ascii")
+                    refusal = head_refusal(limits, event.method, event.target, version, fields)
+                    if refusal is not None:
+                        self.refused(refusal)
+                        raise h11.RemoteProtocolError(refusal[1], error_status_hint=refusal[0])
+                return event
+
+        class LimitedH11(LimitedProtocol):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.conn = CheckedH11(self.refused)
+
+            def refused(self, refusal: Refusal) -> None:
+                self.refusal = refusal
+
+        limited = LimitedH11
+    else:
+
+        class LimitedHttpTools(LimitedProtocol):
+            """httptools hands a field over only once it is whole, and keeps the one in
+            progress itself: the whole fields are counted as they come (``on_url``,
+            ``on_header``), the bytes of an unfinished head after each read."""
+
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.head: Literal["idle", "head", "body"] = "idle"  # the parser's place
+                self.heads = 0  # heads begun on this connection
+                self.head_bytes = 0  # bytes read while this head was unfinished
+                self.head_counted = 0  # head_size of its whole parts so far
+
+            def stop(self, refusal: Refusal) -> None:
+                self.refusal = refusal
+                raise _Refused(refusal[1])
+
+            def on_message_begin(self) -> None:
+                cast(Any, super()).on_message_begin()
+                self.head, self.heads = "head", self.heads + 1
+                self.head_bytes = self.head_counted = 0
+
+            def on_url(self, url: bytes) -> None:
+                cast(Any, super()).on_url(url)
+                self.head_counted += len(url)
+                if self.head_counted > limits.max_header_bytes:
+                    self.stop(_too_large(limits))
+
+            def on_header(self, name: bytes, value: bytes) -> None:
+                cast(Any, super()).on_header(name, value)
+                self.head_counted += len(name) + len(value) + 4
+                if len(self.headers) > limits.max_headers:
+                    self.stop(_too_many(limits))
+                if self.head_counted > limits.max_header_bytes:
+                    self.stop(_too_large(limits))
+
+            def on_headers_complete(self) -> None:
+                self.head = "body"
+                tools: Any = self  # httptools' own state: its parser, the target so far
+                version = tools.parser.get_http_version()
+                method = tools.parser.get_method()
+                refusal = head_refusal(limits, method, tools.url, version, self.headers)
+                if refusal is not None:
+                    self.stop(refusal)
+                cast(Any, super()).on_headers_complete()
+
+            def on_message_complete(self) -> None:
+                self.head = "idle"
+                cast(Any, super()).on_message_complete()
+
+            def data_received(self, data: bytes) -> None:
+                before, heads = self.head, self.heads
+                super().data_received(data)
+                if self.head != "head" or self.transport.is_closing():
+                    return
+                # Counted only when this read began the head or went on with it (a head begun
+                # after an earlier request's end in the same read starts at the next read).
+                if (before, self.heads) in (("head", heads), ("idle", heads + 1)):
+                    self.head_bytes += len(data)
+                    if self.head_bytes > limits.max_header_bytes:
+                        self.refuse(_too_large(limits))
+
+        limited = LimitedHttpTools
+
+    limited.__name__ = limited.__qualname__ = f"Limited{base.__name__}"
+    return limited
 
 
 def _make_room(connections: set[Any]) -> bool:
