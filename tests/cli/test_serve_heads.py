@@ -228,3 +228,24 @@ async def test_f20_both_parsers_refuse_what_one_of_them_let_through(
     assert refused.startswith(b"HTTP/1.1 400 Bad Request\r\n"), refused[:300]
     assert refused.endswith(b"\r\n\r\nInvalid HTTP request received.")
     assert closed
+
+
+async def test_f20_a_refusal_repeats_an_undeclared_field_name_cut_at_200_characters(
+    http: str, tmp_path: Path
+) -> None:
+    # the stranger's echo.py: 21 undeclared names of 50 KB each came back whole, 1.5 MB
+    async with _serve(http, tmp_path) as server:
+        names = {f"k{n}" + "x" * 50_000: n for n in range(21)}
+        body = mcp_call_body('"create_todo"', json.dumps({"title": "Milk", **names}))
+        request = _call(server.port, "Milk").split(b"\r\n\r\n", 1)[0]
+        request = request.replace(b"Content-Length: ", b"X-Old-Length: ")
+        request += f"\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        answer, _ = await _exchange(server.port, request)
+        assert server.audited() == ["create_todo"]  # the refusal, audited
+    head, text = answer.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200 ")
+    result = json.loads(text)["result"]
+    assert result["isError"] is True
+    paths = [issue["path"] for issue in result["structuredContent"]["issues"]]
+    assert paths[:20] == [(f"k{n}" + "x" * 50_000)[:200] for n in range(20)]
+    assert len(answer) < 20_000  # 1.5 MB before

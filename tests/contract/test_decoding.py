@@ -291,3 +291,24 @@ async def test_a_refusal_lists_at_most_twenty_issues_and_counts_the_rest() -> No
     assert len(issues) == 21
     assert all(issue["path"].startswith("extra_") for issue in issues[:MAX_ISSUES])
     assert issues[-1] == {"path": "", "problem": "and 30 more problems like these"}
+
+
+async def test_f20_an_undeclared_field_name_is_echoed_cut_at_200_characters_like_a_tool_name() -> (
+    None
+):
+    # the issue 20 stranger's echo.py: 21 undeclared names of 50 KB each made a 1.5 MB answer
+    from examples.todo import run_todo
+    from foldkit_agent.contract.schema import MAX_ECHOED
+    from foldkit_agent.errors import AgentInvalidInputError
+
+    payload = {"title": "Milk", **{f"k{n}" + "x" * 50_000: n for n in range(21)}}
+    async with run_todo() as (_running, rt):
+        with pytest.raises(AgentInvalidInputError) as refused:
+            await rt.messages.dispatch_unknown("create_todo", payload)
+    issues = refused.value.issues
+    assert MAX_ECHOED == 200
+    assert [issue["path"] for issue in issues[:20]] == [
+        (f"k{n}" + "x" * 50_000)[:200] for n in range(20)
+    ]
+    assert issues[20] == {"path": "", "problem": "and 1 more problems like these"}
+    assert len(str(refused.value)) < 5 * 250

@@ -372,12 +372,12 @@ def _unencodable_text(payload: Any) -> InputIssue | None:
         value, path = stack.pop()
         if isinstance(value, str):
             if not _encodable(value):
-                return {"path": ".".join(path), "problem": _NOT_TEXT}
+                return {"path": _dotted(path), "problem": _NOT_TEXT}
         elif isinstance(value, dict):
             items = cast(dict[Any, Any], value)
             for key, item in reversed(list(items.items())):
                 if isinstance(key, str) and not _encodable(key):
-                    return {"path": ".".join(path), "problem": _NOT_A_NAME}
+                    return {"path": _dotted(path), "problem": _NOT_A_NAME}
                 stack.append((item, (*path, str(key))))
         elif isinstance(value, list | tuple):
             seq = cast(Sequence[Any], value)
@@ -400,11 +400,23 @@ def _walk(schema: JsonSchema, loc: tuple[int | str, ...]) -> tuple[str, JsonSche
     for seg in loc:
         node = _through_nullable(node)
         if node is not None and "anyOf" in node:
-            return ".".join(parts), node, True
+            return _dotted(parts), node, True
         parts.append(str(seg))
         node = _child(node, seg)
     node = _through_nullable(node)
-    return ".".join(parts), node, False
+    return _dotted(parts), node, False
+
+
+MAX_ECHOED: Final = 200
+"""Characters of one field name a refusal repeats (as of a capability name); a whole path is
+cut at five times that. Names off the wire are the caller's: 21 undeclared names of 50 KB
+each made a 1.5 MB answer."""
+
+
+def _dotted(parts: Sequence[str]) -> str:
+    """``parts`` joined by dots, each cut at :data:`MAX_ECHOED` characters, the whole at five
+    times that."""
+    return ".".join(part[:MAX_ECHOED] for part in parts)[: 5 * MAX_ECHOED]
 
 
 def _through_nullable(node: JsonSchema | None) -> JsonSchema | None:
