@@ -12,6 +12,7 @@ resident memory. No test measures a time.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -53,11 +54,11 @@ class Server:
 @asynccontextmanager
 async def _serve(http: str, tmp_path: Path, *args: str) -> AsyncIterator[Server]:
     audit = tmp_path / "audit.jsonl"
-    procs: list[object] = []
+    procs: list[asyncio.subprocess.Process] = []
     flags = ["--mcp", "http", "--token", f"{TOKEN}=alice", "--http", http]
     flags += ["--audit", f"jsonl:{audit}", "--audit-durable", *args]
-    async with serve_process("examples.todo:runtime", *flags, process=procs) as origin:  # type: ignore[arg-type]
-        yield Server(int(origin.rsplit(":", 1)[1]), procs[0].pid, audit)  # type: ignore[attr-defined]
+    async with serve_process("examples.todo:runtime", *flags, process=procs) as origin:
+        yield Server(int(origin.rsplit(":", 1)[1]), procs[0].pid, audit)
 
 
 def _connect(port: int) -> socket.socket:

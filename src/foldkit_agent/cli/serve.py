@@ -424,8 +424,9 @@ async def run_http(
         drain_timeout: seconds the calls in flight get to finish on their own.
         after_drain: awaited after the drain, before uvicorn ends the open streams.
         limits: header and body read timeouts, the idle keep-alive, the cap on open
-            connections and the caps on a request's head (:class:`~foldkit_agent.edge.connections.ConnectionLimits`); a failed
-            ``accept()`` (too many open files) is logged as one line, not a traceback each time.
+            connections and the caps on a request's head
+            (:class:`~foldkit_agent.edge.connections.ConnectionLimits`); a failed ``accept()``
+            (too many open files) is logged as one line, not a traceback each time.
         http: uvicorn's HTTP/1.1 parser, ``"httptools"`` or ``"h11"``; default
             :func:`~foldkit_agent.edge.connections.fast_http` (httptools where installed).
             ``limits`` hold on both.
