@@ -6,7 +6,7 @@
 * :mod:`.tokens` — the one constant-time bearer-token table (:class:`TokenTable`).
 * :mod:`.auth` — step 3 from a Starlette authentication backend.
 * :mod:`.limits` — reading a body within a limit; draining a refused one.
-* :mod:`.connections` — read timeouts and the connection cap of the HTTP server (uvicorn).
+* :mod:`.connections` — the HTTP server's (uvicorn) read timeouts, connection cap, head caps.
 * :mod:`.wire` — the one strict JSON parser (:func:`loads_strict`) and JSON-RPC shape checks.
 * :mod:`.resolve` — the one way to find the runtime for a request; auditing a refusal.
 * :mod:`.tenants` — one runtime per tenant per process (:class:`Tenants`, a ``resolve``).

@@ -66,11 +66,14 @@ from typing import Any, Final, Literal, cast
 
 __all__ = [
     "DEFAULT_CONNECTION_LIMITS",
+    "HEAD_STATUS",
     "HTTP_PARSERS",
     "ConnectionLimits",
     "HttpParser",
+    "Refusal",
     "fast_http",
     "head_refusal",
+    "head_size",
     "protocol",
     "quiet_accept_errors",
 ]
