@@ -168,8 +168,8 @@ def head_size(method: bytes, target: bytes, fields: Sequence[tuple[bytes, bytes]
     end, and the blank line.
 
     Example:
-        >>> head_size(b"GET", b"/", [(b"host", b"a")])
-        25
+        >>> head_size(b"GET", b"/", [(b"host", b"a")])  # GET / HTTP/1.1, host: a, blank line
+        27
     """
     return len(method) + len(target) + 12 + sum(len(n) + len(v) + 4 for n, v in fields) + 2
 
