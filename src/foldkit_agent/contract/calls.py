@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -16,6 +17,7 @@ __all__ = [
     "Deny",
     "Invocation",
     "InvocationContext",
+    "in_app_invocation",
     "new_invocation_id",
 ]
 
@@ -64,6 +66,35 @@ class Invocation:
     signal: asyncio.Event | None = None
     credentials: Any = None
     approver: Approver | None = None
+
+
+_INVOCATION_SLOTS: Mapping[str, Any] = vars(Invocation)
+_set_id = _INVOCATION_SLOTS["id"].__set__
+_set_transport = _INVOCATION_SLOTS["transport"].__set__
+_set_signal = _INVOCATION_SLOTS["signal"].__set__
+_set_credentials = _INVOCATION_SLOTS["credentials"].__set__
+_set_approver = _INVOCATION_SLOTS["approver"].__set__
+_new = object.__new__
+
+
+def in_app_invocation() -> Invocation:
+    """``Invocation()``: a fresh id and every other field at its default.
+
+    What the runtime makes for a call that brings no invocation. Equal to ``Invocation()`` in
+    every way, built in about half its time: the frozen dataclass's ``__init__`` goes through
+    ``object.__setattr__`` once per field, this sets the five slots directly.
+
+    Example:
+        >>> in_app_invocation().transport
+        'in-app'
+    """
+    inv = _new(Invocation)
+    _set_id(inv, f"{_PROCESS}-{next(_SEQUENCE):x}")
+    _set_transport(inv, "in-app")
+    _set_signal(inv, None)
+    _set_credentials(inv, None)
+    _set_approver(inv, None)
+    return inv
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,10 +26,11 @@ import copy
 import json
 import weakref
 from collections.abc import Mapping, Sequence
+from math import isfinite
 from typing import Any, Final, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import to_json
+from pydantic_core import SchemaValidator, to_json
 
 from ..app.projection import Projection
 from ..errors import AgentInvalidInputError, InputIssue
@@ -282,14 +283,15 @@ class InputDecoder:
         accepted: the top-level field names (wire aliases) the input accepts.
     """
 
-    __slots__ = ("_adapter", "accepted", "model", "schema")
+    __slots__ = ("_flat", "_validator", "accepted", "model", "schema")
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
-        self._adapter: TypeAdapter[BaseModel] = TypeAdapter(model)
+        self._validator: SchemaValidator = TypeAdapter(model).validator  # pyright: ignore[reportAttributeAccessIssue]
         self.schema: JsonSchema = json_schema(model)
         check_expressible(model)
         self.accepted: tuple[str, ...] = tuple(self.schema["properties"])
+        self._flat = _flat_scalars(model)
 
     def decode(self, capability: str, payload: object) -> BaseModel:
         """Decode the wire ``payload`` (already-parsed JSON) into an instance of the input type.
@@ -302,6 +304,14 @@ class InputDecoder:
             raise self._invalid(
                 capability, [{"path": "", "problem": "the input must be a JSON object"}]
             )
+        if self._flat and _plain(cast(dict[Any, Any], payload)):
+            # The same answer without the round trip through JSON text (see _flat_scalars):
+            # what this accepts, the JSON path accepts as the same value; anything it refuses
+            # goes the JSON path, whose issues the refusal reports.
+            try:
+                return self._validator.validate_python(payload, strict=True, extra="forbid")
+            except (ValidationError, ValueError, RecursionError):
+                pass
         try:
             text = to_json(payload, inf_nan_mode="constants")
         except (TypeError, ValueError, RecursionError) as exc:
@@ -322,7 +332,7 @@ class InputDecoder:
                 problem = "holds a number that is not finite (NaN, Infinity, or out of range)"
                 raise self._invalid(capability, [{"path": "", "problem": problem}]) from exc
         try:
-            return self._adapter.validate_json(text, strict=True, extra="forbid")
+            return self._validator.validate_json(text, strict=True, extra="forbid")
         except ValidationError as exc:
             raise self._invalid(capability, self.issues(exc)) from exc
         except (ValueError, RecursionError) as exc:  # validators that escape pydantic's wrapping
@@ -362,6 +372,88 @@ MAX_ISSUES: Final = 20
 
 _NOT_TEXT = "holds text that is not valid Unicode (a lone UTF-16 surrogate)"
 _NOT_A_NAME = "has a field name that is not valid Unicode (a lone UTF-16 surrogate)"
+
+
+_SCALARS: Final = frozenset({"str", "int", "float", "bool", "none"})
+"""Core-schema leaves whose strict Python validation of a JSON value equals strict JSON's."""
+_FIELD_KEYS: Final = frozenset(
+    {"type", "schema", "metadata", "validation_alias", "serialization_alias"}
+    | {"serialization_exclude", "frozen"}
+)
+_SAFE_CONFIG: Final = frozenset(
+    {"title", "extra_fields_behavior", "frozen", "populate_by_name", "loc_by_alias"}
+    | {"validate_by_alias", "validate_by_name", "revalidate_instances", "hide_input_in_errors"}
+    | {"str_min_length", "str_max_length", "cache_strings", "validate_default"}
+)
+_INT_BOUND: Final = 2**63
+"""Integers inside +-2**63 take the Python path; larger ones go through JSON text."""
+
+
+def _flat_scalars(model: type[BaseModel]) -> bool:
+    """Whether the model's fields are all plain JSON scalars (``str``, ``int``, ``float``,
+    ``bool``, ``None``, optionally nullable or defaulted, with any ``Field`` bounds), with no
+    validator of any kind and no config that could tell Python input from JSON input.
+
+    For such a model and a payload of exactly-typed JSON scalars (:func:`_plain`), pydantic's
+    strict Python validation accepts what its strict JSON validation of ``to_json(payload)``
+    accepts, with the same values, and refuses the rest (the hypothesis test in
+    tests/contract/test_decoding_paths.py compares the two). Other models always take the
+    JSON round trip.
+    """
+    core: Any = model.__pydantic_core_schema__
+    if not isinstance(core, dict):
+        return False
+    root = cast(dict[str, Any], core)
+    if root.get("type") != "model" or root.get("custom_init") or root.get("root_model"):
+        return False
+    if root.get("post_init") or not set(root.get("config") or {}) <= _SAFE_CONFIG:
+        return False
+    inner = root.get("schema")
+    if not isinstance(inner, dict):
+        return False
+    fields_schema = cast(dict[str, Any], inner)
+    if fields_schema.get("type") != "model-fields" or set(fields_schema) - {
+        "type",
+        "fields",
+        "computed_fields",
+        "model_name",
+    }:
+        return False
+    fields = cast(dict[str, Any], fields_schema.get("fields") or {})
+    for field in fields.values():
+        spec = cast(dict[str, Any], field)
+        if spec.get("type") != "model-field" or not set(spec) <= _FIELD_KEYS:
+            return False
+        node = cast(dict[str, Any], spec.get("schema") or {})
+        while node.get("type") in ("default", "nullable"):
+            if node.get("type") == "default" and set(node) - {"type", "schema", "default"}:
+                return False
+            node = cast(dict[str, Any], node.get("schema") or {})
+        if node.get("type") not in _SCALARS or node.get("strict") is False:
+            return False
+    return True
+
+
+def _plain(payload: dict[Any, Any]) -> bool:
+    """Whether ``payload`` is a flat object of exactly-typed JSON scalars that its JSON
+    encoding carries unchanged: text keys and strings that UTF-8 can encode, ``bool``,
+    ``None``, integers within :data:`_INT_BOUND` and finite floats."""
+    for key, value in payload.items():
+        if type(key) is not str or not (key.isascii() or _encodable(key)):
+            return False
+        kind = type(value)  # pyright: ignore[reportUnknownVariableType]
+        if kind is str:
+            if not (value.isascii() or _encodable(value)):
+                return False
+        elif kind is int:
+            if not -_INT_BOUND < value < _INT_BOUND:
+                return False
+        elif kind is float:
+            if not isfinite(value):
+                return False
+        elif kind is not bool and value is not None:
+            return False
+    return True
 
 
 def _unencodable_text(payload: Any) -> InputIssue | None:

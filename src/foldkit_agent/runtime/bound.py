@@ -26,8 +26,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext, suppress
+from collections.abc import Callable, Coroutine
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -36,9 +36,9 @@ from opentelemetry import trace
 
 from ..app.host import Unsubscribe, host_observe, host_subscribe
 from ..app.message import Message
-from ..audit.log import AuditLog, AuditTicket, Decision
+from ..audit.log import AuditLog, Decision
 from ..contract.approval import DEFAULT_APPROVAL_TIMEOUT
-from ..contract.calls import Invocation
+from ..contract.calls import Invocation, in_app_invocation
 from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import AgentDefinition, Capability
 from ..errors import (
@@ -57,7 +57,6 @@ __all__ = ["AgentRuntime", "Change", "PrincipalProvider", "bind"]
 _log = logging.getLogger("foldkit_agent.runtime")
 _tracer = trace.get_tracer("foldkit_agent")
 # No tracer provider configured: spans would be no-ops, so the dispatch path skips them.
-_NO_SPAN: AbstractContextManager[None] = nullcontext(None)
 _PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 _PROBE = trace.ProxyTracerProvider()
 _tracing = [_PROVIDER_FROM_ENV]  # once configured, always: a provider is set only once
@@ -146,15 +145,16 @@ class RuntimeMessages:
         name = ref if isinstance(ref, str) else getattr(ref, "__message_tag__", repr(ref))
         return await self._rt.invoke(cap, name, {} if input is None else input, invocation)
 
-    async def dispatch_unknown(
+    def dispatch_unknown(
         self, name: str, payload: Any, invocation: Invocation | None = None
-    ) -> DispatchResult:
+    ) -> Coroutine[Any, Any, DispatchResult]:
         """Invoke by a protocol name and an unvalidated payload, both read off the wire.
 
-        Only capability *names* resolve here (not tags). Raises as :meth:`dispatch`.
+        Only capability *names* resolve here (not tags). Await it; raises as :meth:`dispatch`.
+        (A plain function returning the invocation's coroutine: one frame fewer per call.)
         """
         cap = self._rt.definition.by_name.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-        return await self._rt.invoke(cap, str(name)[:200], payload, invocation)
+        return self._rt.invoke(cap, str(name)[:200], payload, invocation)
 
 
 class RuntimeResources:
@@ -213,7 +213,7 @@ class AgentRuntime(Generic[M, P]):
         self.resources = RuntimeResources(self)
         self._in_flight = 0
         self._ids_in_flight: set[str] = set()
-        self._signals: dict[int, asyncio.Event] = {}  # in flight: Dispatch id -> its signal
+        self._running: set[Dispatch] = set()  # the invocations in flight
         self._idle: list[asyncio.Future[None]] = []  # drain()'s waits for pending() == 0
         self.draining = False
         self._message_hub = MessageHub()
@@ -286,10 +286,10 @@ class AgentRuntime(Generic[M, P]):
         Returns:
             How many invocations were aborted.
         """
-        signals = list(self._signals.values())
-        for signal in signals:
-            signal.set()
-        return len(signals)
+        running = list(self._running)
+        for run in running:
+            run.abort()
+        return len(running)
 
     def _wake_idle(self) -> None:
         waiters, self._idle = self._idle, []
@@ -413,89 +413,94 @@ class AgentRuntime(Generic[M, P]):
             return summarize(exc, capability=str(name)[:200])
         return summarize(result)
 
-    async def invoke(
+    def invoke(
         self, cap: Capability | None, requested: str, payload: Any, invocation: Invocation | None
-    ) -> DispatchResult:
+    ) -> Coroutine[Any, Any, DispatchResult]:
         """Run the five steps for an already-resolved capability (``None`` = unknown).
 
-        Raises what the first refusing step raises; writes exactly one audit entry and runs in
-        one ``Agent.dispatch`` span.
+        Await it: raises what the first refusing step raises; writes exactly one audit entry
+        and runs in one ``Agent.dispatch`` span when a tracer provider is configured (a plain
+        function returning the coroutine, so an untraced call has no frame of its own here).
         """
-        run = Dispatch(self, cap, requested, payload, invocation or Invocation())
+        run = Dispatch(
+            self, cap, requested, payload, in_app_invocation() if invocation is None else invocation
+        )
+        if _tracing[0] or _tracing_configured():
+            return self._traced(run)
+        return self._invoke(run, None)
+
+    async def _traced(self, run: Dispatch) -> DispatchResult:
         inv = run.invocation
+        with _tracer.start_as_current_span(
+            "Agent.dispatch",
+            attributes={
+                "agent.capability": run.name,
+                "agent.transport": inv.transport,
+                "agent.invocation_id": inv.id,
+            },
+            record_exception=False,
+        ) as span:
+            return await self._invoke(run, span)
+
+    async def _invoke(self, run: Dispatch, span: Any) -> DispatchResult:
+        """:meth:`invoke`'s body: the steps, the in-flight accounting and the audit entry."""
         self._in_flight += 1
-        self._signals[id(run)] = run.signal  # abort_in_flight() sets it
+        self._running.add(run)  # abort_in_flight() aborts it
         decision: Decision = "refused"
         outcome = "ok"
         cancelled = False
-        span_scope: AbstractContextManager[Any] = (
-            _NO_SPAN
-            if not _tracing_configured()
-            else _tracer.start_as_current_span(
-                "Agent.dispatch",
-                attributes={
-                    "agent.capability": run.name,
-                    "agent.transport": inv.transport,
-                    "agent.invocation_id": inv.id,
-                },
-                record_exception=False,
-            )
-        )
-        with span_scope as span:
+        try:
+            result = await run.run()
+            decision = "dispatched"
+            outcome = result.completion.status if result.completion else "ok"
+            return result
+        except AgentError as err:
+            outcome = err.tag
+            decision = "unknown" if run.host_called else "refused"
+            await run.principal_for_record()
+            raise
+        except asyncio.CancelledError:
+            outcome = AgentCancelledError.tag
+            decision = "unknown" if run.host_called else "refused"
+            cancelled = True
+            raise
+        except Exception:
+            outcome = DEFECT
+            decision = "unknown" if run.host_called else "refused"
+            raise
+        finally:
+            if span is not None:
+                span.set_attribute("agent.decision", decision)
+                span.set_attribute("agent.outcome", outcome)
+            audit = self.audit
             try:
-                result = await run.run()
-                decision = "dispatched"
-                outcome = result.completion.status if result.completion else "ok"
-                return result
-            except AgentError as err:
-                outcome = err.tag
-                decision = "unknown" if run.host_called else "refused"
-                await run.principal_for_record()
-                raise
-            except asyncio.CancelledError:
-                outcome = AgentCancelledError.tag
-                decision = "unknown" if run.host_called else "refused"
-                cancelled = True
-                raise
-            except Exception:
-                outcome = DEFECT
-                decision = "unknown" if run.host_called else "refused"
-                raise
-            finally:
-                if span is not None:
-                    span.set_attribute("agent.decision", decision)
-                    span.set_attribute("agent.outcome", outcome)
-                ticket = self._record(run, decision, outcome)
-                try:
+                if audit is not None:
+                    inv = run.invocation
+                    cap = run.cap
+                    ticket = audit.note(
+                        invocation_id=inv.id,
+                        transport=inv.transport,
+                        capability=run.name,
+                        tag=None if cap is None else cap.tag,
+                        principal=run.principal,
+                        decision=decision,
+                        outcome=outcome,
+                        input=run.payload,
+                        approval=run.approval,
+                        approved_by=run.approved_by,
+                    )
                     # Answered means audited: with a durable sink the answer waits for the
                     # commit (bounded by the log's commit_timeout). A cancelled caller gets
                     # no answer, so it does not wait.
-                    if ticket is not None and not cancelled and self.audit is not None:
-                        await self.audit.committed(ticket)
-                finally:
-                    self._in_flight -= 1
-                    del self._signals[id(run)]
-                    if run.claimed:
-                        self._ids_in_flight.discard(inv.id)
-                    if self._in_flight == 0 and self._idle:
-                        self._wake_idle()
-
-    def _record(self, run: Dispatch, decision: Decision, outcome: str) -> AuditTicket | None:
-        """Write the invocation's one audit entry; a ticket when the sink is durable."""
-        if self.audit is None:
-            return None
-        return self.audit.note(
-            invocation_id=run.invocation.id,
-            transport=run.invocation.transport,
-            capability=run.name,
-            tag=run.cap.tag if run.cap is not None else None,
-            principal=run.principal,
-            decision=decision,
-            outcome=outcome,
-            input=run.payload,
-            approval=run.approval,
-            approved_by=run.approved_by,
-        )
+                    if ticket is not None and not cancelled:
+                        await audit.committed(ticket)
+            finally:
+                self._in_flight -= 1
+                self._running.discard(run)
+                if run.claimed:
+                    self._ids_in_flight.discard(run.invocation.id)
+                if self._in_flight == 0 and self._idle:
+                    self._wake_idle()
 
     def claim_invocation_id(self, invocation_id: str) -> bool:
         """Hold ``invocation_id`` for a call until it answers; ``False`` when it is held."""

@@ -51,7 +51,7 @@ from ..errors import (
     InputRejected,
 )
 from .preview import preview_of
-from .results import CompletionOutcome, DispatchResult
+from .results import CompletionOutcome, DispatchResult, dispatch_result
 from .waiting import MessageHub, StateHub, Waiter
 
 if TYPE_CHECKING:
@@ -100,6 +100,7 @@ class Dispatch:
     __slots__ = (
         "_principal",
         "_rt",
+        "_signal",
         "approval",
         "approved_by",
         "cap",
@@ -109,7 +110,6 @@ class Dispatch:
         "model",
         "name",
         "payload",
-        "signal",
     )
 
     def __init__(
@@ -126,14 +126,27 @@ class Dispatch:
         self.payload = payload
         self.invocation = invocation
         # Every call in flight can be aborted (disconnect, drain), with or without its own
-        # signal; the invocation the caller passed is left as it is.
-        self.signal = invocation.signal if invocation.signal is not None else asyncio.Event()
+        # signal; the invocation the caller passed is left as it is. Without one, the Event is
+        # made when something first waits on it or aborts the call (most calls never wait).
+        self._signal: asyncio.Event | None = invocation.signal
         self.model: Any = None
         self._principal: Any = _UNSET
         self.host_called = False
         self.claimed = False
         self.approval: str | None = None
         self.approved_by: str | None = None
+
+    @property
+    def signal(self) -> asyncio.Event:
+        """The event that aborts this call: the invocation's own signal, or one of its own."""
+        signal = self._signal
+        if signal is None:
+            signal = self._signal = asyncio.Event()
+        return signal
+
+    def abort(self) -> None:
+        """Set the call's signal: it answers that it was cancelled (``abort_in_flight``)."""
+        self.signal.set()
 
     @property
     def principal(self) -> Any:
@@ -147,12 +160,20 @@ class Dispatch:
         """
         cap = self.resolve()
         self.check_available(cap)
-        decoded = self.decode(cap)
-        await self.authorize(cap, decoded)
-        message = self.construct(cap, decoded)
+        decoded: Any = cap.decoder.decode(cap.name, self.payload)  # step 3, decode() inlined
+        if cap.authorize is not None or self._needs_principal(cap):
+            await self.authorize(cap, decoded)
+        else:  # step 4 has nothing to run: only its final check
+            self._refuse_if_aborted()
+        message: Message = decoded if cap.to_message is None else self.construct(cap, decoded)
         if cap.confirm is not None:
             await self.confirm(cap, decoded, message)
-        return await self.send(cap, message, decoded)
+        if cap.completion is None:  # self.send, without a frame of its own
+            sent = self._start_host(cap, message)
+            if sent is not None:
+                await self._await_host(cap, sent, None)
+            return dispatch_result(cap.name, cap.tag, message, self.invocation, None)
+        return await self._send_and_wait(cap, cap.completion, message, decoded)
 
     # -- 1. resolve -------------------------------------------------------------------------
 
@@ -251,7 +272,7 @@ class Dispatch:
             or not self._audited_principal()
         ):
             return
-        if self.signal.is_set():
+        if self._signal is not None and self._signal.is_set():
             return
         try:
             await self._resolve_principal(cap, fail_closed=False)
@@ -445,12 +466,17 @@ class Dispatch:
         completion = cap.completion
         if completion is None:
             await self._call_host(cap, message, None)
-            return DispatchResult(cap.name, cap.tag, message, self.invocation, None)
+            return dispatch_result(cap.name, cap.tag, message, self.invocation, None)
         return await self._send_and_wait(cap, completion, message, decoded)
 
     async def _call_host(self, cap: Capability, message: Message, deadline: float | None) -> None:
         """Call ``host.dispatch`` and await it if it returns an awaitable."""
-        signal = self.signal
+        sent = self._start_host(cap, message)
+        if sent is not None:
+            await self._await_host(cap, sent, deadline)
+
+    def _start_host(self, cap: Capability, message: Message) -> Awaitable[Any] | None:
+        """Call ``host.dispatch``; what it returned when that is awaitable, else ``None``."""
         self.host_called = True
         try:
             sent = self._rt.host.dispatch(message)
@@ -458,9 +484,15 @@ class Dispatch:
             _log.warning("host dispatch of %r raised", cap.name, exc_info=True)
             raise AgentHostError(capability=cap.name, dispatched=None) from exc
         if sent is None or not inspect.isawaitable(sent):
-            return
+            return None
+        return sent
+
+    async def _await_host(
+        self, cap: Capability, sent: Awaitable[Any], deadline: float | None
+    ) -> None:
+        """Await what ``host.dispatch`` returned, racing the signal and ``deadline``."""
         try:
-            await race(sent, signal, deadline)
+            await race(sent, self.signal, deadline)
         except Abort:
             raise self.cancelled(None) from None
         except Deadline:
@@ -511,7 +543,7 @@ class Dispatch:
             except Exception as exc:
                 _log.warning("completion check of %r raised", cap.name, exc_info=True)
                 raise AgentHostError(capability=cap.name, dispatched=True) from exc
-            return DispatchResult(
+            return dispatch_result(
                 cap.name, cap.tag, message, inv, CompletionOutcome(status, result)
             )
         finally:
@@ -523,7 +555,8 @@ class Dispatch:
     # -- helpers ------------------------------------------------------------------------------
 
     def _refuse_if_aborted(self) -> None:
-        if self.signal.is_set():
+        signal = self._signal
+        if signal is not None and signal.is_set():
             raise self.cancelled(False)
 
     def cancelled(self, dispatched: bool | None) -> AgentCancelledError:

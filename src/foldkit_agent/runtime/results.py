@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ..app.message import Message
 from ..contract.calls import Invocation
 
-__all__ = ["CompletionOutcome", "DispatchResult"]
+__all__ = ["CompletionOutcome", "DispatchResult", "dispatch_result"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +44,30 @@ class DispatchResult:
     message: Message
     invocation: Invocation
     completion: CompletionOutcome | None = None
+
+
+_RESULT_SLOTS: Mapping[str, Any] = vars(DispatchResult)
+_set_name = _RESULT_SLOTS["name"].__set__
+_set_tag = _RESULT_SLOTS["tag"].__set__
+_set_message = _RESULT_SLOTS["message"].__set__
+_set_invocation = _RESULT_SLOTS["invocation"].__set__
+_set_completion = _RESULT_SLOTS["completion"].__set__
+_new = object.__new__
+
+
+def dispatch_result(
+    name: str,
+    tag: str,
+    message: Message,
+    invocation: Invocation,
+    completion: CompletionOutcome | None = None,
+) -> DispatchResult:
+    """``DispatchResult(name, tag, message, invocation, completion)``, built on the dispatch
+    path in about half the frozen dataclass's ``__init__`` time (the slots are set directly)."""
+    result = _new(DispatchResult)
+    _set_name(result, name)
+    _set_tag(result, tag)
+    _set_message(result, message)
+    _set_invocation(result, invocation)
+    _set_completion(result, completion)
+    return result
