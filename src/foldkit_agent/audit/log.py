@@ -390,53 +390,20 @@ class AuditLog:
             >>> if ticket is not None:
             ...     await audit.committed(ticket)
         """
-        # The hot path of every dispatch: the row is built here, in one frame, and
-        # _text's check is inlined for the common all-ASCII strings (see _row for the rules).
-        who = None
-        if principal is not None and self._record_principal is not None:
-            who = self._principal_of(principal)
-        kept_input = None
-        if self._include_input and input is not None:
-            kept_input = self._input_of(input)
-        row: _Row = (
-            _now(),
-            invocation_id
-            if type(invocation_id) is str and invocation_id.isascii()
-            else _text(invocation_id),
-            transport if type(transport) is str and transport.isascii() else _text(transport),
-            capability if type(capability) is str and capability.isascii() else _text(capability),
-            tag,
-            who,
-            decision,
-            outcome,
-            kept_input,
-            approval,
-            None if approved_by is None else _text(str(approved_by)[:200]),
+        return self._keep(
+            self._row(
+                invocation_id,
+                transport,
+                capability,
+                tag,
+                principal,
+                decision,
+                outcome,
+                input,
+                approval,
+                approved_by,
+            )
         )
-        with self._lock:
-            if len(self._entries) == self.capacity:
-                self.evicted += 1
-            self._entries.append(row)
-        if self._followers:
-            self._tell(row)
-        if self._sink is None:
-            return None
-        return self._forward(row)
-
-    def _principal_of(self, principal: Any) -> Any:
-        assert self._record_principal is not None
-        try:
-            who = self._record_principal(principal)
-        except Exception:
-            _log.warning("the audit principal projection raised; no principal recorded")
-            return None
-        return _text(who) if isinstance(who, str) else who
-
-    def _input_of(self, input: Any) -> Any:
-        try:
-            return redact(input, self._redact)
-        except RecursionError:
-            return UNRECORDABLE
 
     def _row(
         self,
@@ -453,15 +420,27 @@ class AuditLog:
     ) -> _Row:
         who = None
         if principal is not None and self._record_principal is not None:
-            who = self._principal_of(principal)
+            try:
+                who = self._record_principal(principal)
+            except Exception:
+                _log.warning("the audit principal projection raised; no principal recorded")
+                who = None
+            if isinstance(who, str):
+                who = _text(who)
         kept_input = None
         if self._include_input and input is not None:
-            kept_input = self._input_of(input)
+            try:
+                kept_input = redact(input, self._redact)
+            except RecursionError:
+                kept_input = UNRECORDABLE
+        # On the path of every dispatch: _text's check is written out for the usual ASCII.
         row: _Row = (
             _now(),
-            _text(invocation_id),
-            _text(transport),
-            _text(capability),
+            invocation_id
+            if type(invocation_id) is str and invocation_id.isascii()
+            else _text(invocation_id),
+            transport if type(transport) is str and transport.isascii() else _text(transport),
+            capability if type(capability) is str and capability.isascii() else _text(capability),
             tag,
             who,
             decision,

@@ -27,6 +27,7 @@ I = TypeVar("I")  # noqa: E741 - the input type
 
 
 _PROCESS = os.urandom(8).hex()
+_PREFIX = f"{_PROCESS}-"
 _SEQUENCE = itertools.count(1)
 
 
@@ -40,7 +41,7 @@ def new_invocation_id() -> str:
     Adapters that bring their own ids (a protocol request id, say) pass them on
     :class:`Invocation` instead.
     """
-    return f"{_PROCESS}-{next(_SEQUENCE):x}"
+    return f"{_PREFIX}{next(_SEQUENCE):x}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ def in_app_invocation() -> Invocation:
         'in-app'
     """
     inv = _new(Invocation)
-    _set_id(inv, f"{_PROCESS}-{next(_SEQUENCE):x}")
+    _set_id(inv, f"{_PREFIX}{next(_SEQUENCE):x}")
     _set_transport(inv, "in-app")
     _set_signal(inv, None)
     _set_credentials(inv, None)

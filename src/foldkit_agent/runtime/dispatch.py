@@ -1,18 +1,22 @@
-"""One invocation's way through the five dispatch steps, each a named method.
+"""One invocation's way through the five dispatch steps.
 
 :class:`Dispatch` carries what one invocation has learned so far (the Model snapshot, the
 decoded input, the principal, the Message) and whether the host has been called. The steps,
 in the order :meth:`Dispatch.run` takes them (DESIGN §4.3):
 
-1. :meth:`~Dispatch.resolve` - the capability exists, the runtime is not draining, the
-   invocation is not already aborted and its id is not held by a call still in flight (none
-   of which reads the Model);
-2. :meth:`~Dispatch.check_available` - read the one Model snapshot, then ``available(model)``;
-3. :meth:`~Dispatch.decode` - strict decoding of the wire input;
+1. resolve (:meth:`~Dispatch.resolve` for its refusals) - the capability exists, the runtime
+   is not draining, the invocation is not already aborted and its id is not held by a call
+   still in flight (none of which reads the Model);
+2. available - read the one Model snapshot, then ``available(model)``;
+3. decode - strict decoding of the wire input (``cap.decoder``, :mod:`..contract.schema`);
 4. :meth:`~Dispatch.authorize` - resolve the principal (only where it is needed) and run
    ``authorize``; a principal provider that fails refuses here, and only here;
-5. :meth:`~Dispatch.construct` the Message (``to_message`` sees the same snapshot), then
-   :meth:`~Dispatch.send` it to the host and wait for its completion contract, if any.
+5. :meth:`~Dispatch.construct` the Message (``to_message`` sees the same snapshot), then send
+   it to the host and wait for its completion contract, if any.
+
+Steps 1-3 and the sending are written out in :meth:`Dispatch.run`, and each hook step runs only
+where the capability has the hook: a call with none of them makes no call it does not need
+(issue 20: the in-process dispatch path).
 
 A capability declared with ``confirm`` takes one more step between the two:
 :meth:`~Dispatch.confirm` asks ``invocation.approver`` about the constructed Message (with a
@@ -87,7 +91,7 @@ class Dispatch:
         name: the capability name, or the name asked for when it resolved to nothing.
         payload: the wire input, as received.
         invocation: the :class:`Invocation` it runs under.
-        model: the Model snapshot, once :meth:`check_available` has read it.
+        model: the Model snapshot, once step 2 has read it.
         principal: the caller, once resolved (``None`` before, or when nobody authenticated).
         host_called: ``True`` from the moment ``host.dispatch`` is called: from then on a
             failure leaves delivery unknown.
@@ -158,13 +162,29 @@ class Dispatch:
 
         Raises the refusal of the first step that refuses.
         """
-        cap = self.resolve()
-        self.check_available(cap)
-        decoded: Any = cap.decoder.decode(cap.name, self.payload)  # step 3, decode() inlined
-        if cap.authorize is not None or self._needs_principal(cap):
+        # The steps' methods are called only where they have work to do, and the first three
+        # are written out here: on the path of a call with no hooks, each saved call counts.
+        cap = self.cap
+        if cap is None or self._rt.draining or self._signal is not None:
+            cap = self.resolve()  # 1. resolve, with the refusals it can make
+        else:  # 1. resolve: nothing to refuse but a reused id
+            self.claimed = self._rt.claim_invocation_id(self.invocation.id)
+            if not self.claimed:
+                raise self._reused_id()
+        # 2. available: the invocation's one Model snapshot (host.model() is called here and
+        # nowhere else in the invocation), then the predicate
+        model = self.model = self._rt.host.model()
+        if cap.available is not None and not holds(cap, model):
+            raise AgentCapabilityUnavailableError(capability=cap.name)
+        # 3. decode
+        decoded: Any = cap.decoder.decode(cap.name, self.payload)
+        # 4. authorize
+        if cap.authorize is not None or (
+            self._rt.principal_provider is not None and self._needs_principal(cap)
+        ):
             await self.authorize(cap, decoded)
-        else:  # step 4 has nothing to run: only its final check
-            self._refuse_if_aborted()
+        elif self._signal is not None and self._signal.is_set():  # only its final check
+            raise self.cancelled(False)
         message: Message = decoded if cap.to_message is None else self.construct(cap, decoded)
         if cap.confirm is not None:
             await self.confirm(cap, decoded, message)
@@ -190,37 +210,16 @@ class Dispatch:
         self._refuse_if_aborted()
         self.claimed = self._rt.claim_invocation_id(self.invocation.id)
         if not self.claimed:
-            raise AgentContractError(
-                f"The call to {self.name!r} reuses the invocation id of a call still in flight; "
-                "give every call its own id (leave Invocation.id unset for a fresh one). "
-                "Nothing was sent.",
-                capability=self.name,
-            )
+            raise self._reused_id()
         return self.cap
 
-    # -- 2. available -----------------------------------------------------------------------
-
-    def check_available(self, cap: Capability) -> None:
-        """Read the invocation's one Model snapshot and check ``available`` against it.
-
-        ``host.model()`` is called here and nowhere else in the invocation.
-
-        Raises:
-            AgentCapabilityUnavailableError: the predicate is false (or raised).
-        """
-        self.model = self._rt.host.model()
-        if cap.available is not None and not holds(cap, self.model):
-            raise AgentCapabilityUnavailableError(capability=cap.name)
-
-    # -- 3. decode --------------------------------------------------------------------------
-
-    def decode(self, cap: Capability) -> Any:
-        """The strictly decoded input (the Message itself for a variant without ``input``).
-
-        Raises:
-            AgentInvalidInputError: the payload does not match the advertised schema.
-        """
-        return cap.decoder.decode(cap.name, self.payload)
+    def _reused_id(self) -> AgentContractError:
+        return AgentContractError(
+            f"The call to {self.name!r} reuses the invocation id of a call still in flight; "
+            "give every call its own id (leave Invocation.id unset for a fresh one). "
+            "Nothing was sent.",
+            capability=self.name,
+        )
 
     # -- 4. authorize -----------------------------------------------------------------------
 
@@ -454,20 +453,6 @@ class Dispatch:
             _log.warning("confirm predicate of %r raised; asking a person", cap.name, exc_info=True)
             return True
         return verdict is not False
-
-    async def send(self, cap: Capability, message: Message, decoded: Any) -> DispatchResult:
-        """Hand ``message`` to the host; with a completion contract, wait for its result.
-
-        Raises:
-            AgentHostError: the host raised (delivery unknown).
-            AgentCancelledError: the signal was set after the host was called.
-            AgentCompletionTimeoutError: the completion deadline passed.
-        """
-        completion = cap.completion
-        if completion is None:
-            await self._call_host(cap, message, None)
-            return dispatch_result(cap.name, cap.tag, message, self.invocation, None)
-        return await self._send_and_wait(cap, completion, message, decoded)
 
     async def _call_host(self, cap: Capability, message: Message, deadline: float | None) -> None:
         """Call ``host.dispatch`` and await it if it returns an awaitable."""
