@@ -741,6 +741,13 @@ def _text(value: str) -> str:
     return str(value)  # not a str after all (a host passing something else)
 
 
+_ATOMS: frozenset[type] = frozenset({int, float, bool, type(None)})
+
+
+def _key_text(key: Any) -> Any:
+    return _text(key) if isinstance(key, str) else key
+
+
 def redact(value: Any, fields: frozenset[str]) -> Any:
     """A copy of JSON-like ``value`` with every key in ``fields`` replaced, at any depth.
 
@@ -751,12 +758,17 @@ def redact(value: Any, fields: frozenset[str]) -> Any:
         >>> redact({"a": {"token": "x"}, "b": [{"token": "y"}]}, frozenset({"token"}))
         {'a': {'token': '[redacted]'}, 'b': [{'token': '[redacted]'}]}
     """
+    kind = type(value)  # pyright: ignore[reportUnknownVariableType] - exact types first
+    if kind in _ATOMS:
+        return value
+    if kind is str:
+        return value if value.isascii() else no_surrogates(value)
     if isinstance(value, str):
         return _text(value)
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         items = cast(Mapping[Any, Any], value)
         return {
-            (_text(k) if isinstance(k, str) else k): (
+            (_key_text(k) if type(k) is not str or not k.isascii() else k): (
                 REDACTED if k in fields else redact(v, fields)
             )
             for k, v in items.items()

@@ -71,6 +71,10 @@ _WITHDRAW_GRACE = 1.0
 """Seconds a withdrawn approval question gets to finish its cleanup before the call answers."""
 
 
+_PLAIN: frozenset[type] = frozenset({bool, str, int, type(None), dict})
+"""Types a hook's answer often has that are never awaitable (checked before ``isawaitable``)."""
+
+
 class Abort(Exception):
     """The invocation's signal was set while something was awaited."""
 
@@ -284,7 +288,7 @@ class Dispatch:
         inv = self.invocation
         try:
             who = provider(inv)
-            if inspect.isawaitable(who):
+            if type(who) not in _PLAIN and inspect.isawaitable(who):
                 who = await race(who, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
@@ -304,7 +308,7 @@ class Dispatch:
         )
         try:
             verdict = cap.authorize(request)
-            if inspect.isawaitable(verdict):
+            if type(verdict) not in _PLAIN and inspect.isawaitable(verdict):
                 verdict = await race(verdict, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
