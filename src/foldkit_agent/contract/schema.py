@@ -304,7 +304,7 @@ class InputDecoder:
             raise self._invalid(
                 capability, [{"path": "", "problem": "the input must be a JSON object"}]
             )
-        if self._flat and _plain(cast(dict[Any, Any], payload)):
+        if self._flat and _plain(payload):  # pyright: ignore[reportUnknownArgumentType]
             # The same answer without the round trip through JSON text (see _flat_scalars):
             # what this accepts, the JSON path accepts as the same value; anything it refuses
             # goes the JSON path, whose issues the refusal reports.

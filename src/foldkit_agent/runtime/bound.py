@@ -24,6 +24,7 @@ writes exactly one audit entry and runs in one ``Agent.dispatch`` OpenTelemetry 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 from collections.abc import Callable, Coroutine
@@ -43,13 +44,15 @@ from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import AgentDefinition, Capability
 from ..errors import (
     AgentCancelledError,
+    AgentCapabilityUnavailableError,
     AgentContractError,
     AgentError,
+    AgentHostError,
     AgentResourceError,
 )
-from .dispatch import Dispatch, holds
+from .dispatch import Dispatch, holds, reused_id
 from .outcome import DEFECT, Outcome, summarize
-from .results import DispatchResult
+from .results import DispatchResult, dispatch_result
 from .waiting import MessageHub, StateHub, _same  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["AgentRuntime", "Change", "PrincipalProvider", "bind"]
@@ -214,6 +217,15 @@ class AgentRuntime(Generic[M, P]):
         self._in_flight = 0
         self._ids_in_flight: set[str] = set()
         self._running: set[Dispatch] = set()  # the invocations in flight
+        # Capabilities with no hook step and no completion (ids): see _invoke_plain.
+        self._plain = frozenset(
+            id(c)
+            for c in definition.capabilities
+            if c.authorize is None
+            and c.to_message is None
+            and c.confirm is None
+            and c.completion is None
+        )
         self._idle: list[asyncio.Future[None]] = []  # drain()'s waits for pending() == 0
         self.draining = False
         self._message_hub = MessageHub()
@@ -422,12 +434,108 @@ class AgentRuntime(Generic[M, P]):
         and runs in one ``Agent.dispatch`` span when a tracer provider is configured (a plain
         function returning the coroutine, so an untraced call has no frame of its own here).
         """
+        traced = _tracing[0] or _tracing_configured()
+        if (
+            not traced
+            and cap is not None
+            and id(cap) in self._plain
+            and (invocation is None or invocation.signal is None)
+            and not self.draining
+            and (self.principal_provider is None or not self._records_principal())
+        ):
+            return self._invoke_plain(
+                cap, payload, in_app_invocation() if invocation is None else invocation
+            )
         run = Dispatch(
             self, cap, requested, payload, in_app_invocation() if invocation is None else invocation
         )
-        if _tracing[0] or _tracing_configured():
-            return self._traced(run)
-        return self._invoke(run, None)
+        return self._traced(run) if traced else self._invoke(run, None)
+
+    def _records_principal(self) -> bool:
+        return self.audit is not None and self.audit.records_principal
+
+    async def _invoke_plain(self, cap: Capability, payload: Any, inv: Invocation) -> DispatchResult:
+        """:meth:`_invoke` with :meth:`Dispatch.run` for a plain capability (see ``_plain``).
+
+        The capability has no step but resolve, available, decode and send: no
+        ``authorize``, ``to_message``, ``confirm`` or completion, and no principal to resolve
+        for it or for the audit; the invocation has no signal of its own, the runtime is not
+        draining and no span is recorded. So of resolve's refusals only a reused id remains,
+        nothing is awaited before the host is called, and the steps are written out here with
+        nothing else: the same refusals, outcomes and one audit entry as :meth:`_invoke`, about
+        half its calls (issue 20). A host whose ``dispatch`` returns an awaitable gets a
+        :class:`Dispatch` then, before anything is awaited, so the wait can be aborted.
+        """
+        self._in_flight += 1
+        ids = self._ids_in_flight
+        inv_id = inv.id
+        claimed = host_called = cancelled = False
+        run: Dispatch | None = None
+        decision: Decision = "refused"
+        outcome = "ok"
+        try:
+            if inv_id in ids:
+                raise reused_id(cap.name)
+            ids.add(inv_id)
+            claimed = True
+            host = self.host
+            model = host.model()
+            if cap.available is not None and not holds(cap, model):
+                raise AgentCapabilityUnavailableError(capability=cap.name)
+            message: Any = cap.decoder.decode(cap.name, payload)
+            host_called = True
+            try:
+                sent = host.dispatch(message)
+            except Exception as exc:
+                _log.warning("host dispatch of %r raised", cap.name, exc_info=True)
+                raise AgentHostError(capability=cap.name, dispatched=None) from exc
+            if sent is not None and inspect.isawaitable(sent):
+                run = Dispatch(self, cap, cap.name, payload, inv)
+                run.model = model
+                run.host_called = True
+                self._running.add(run)  # abort_in_flight() aborts the wait
+                await run.await_host(cap, sent, None)
+            decision = "dispatched"
+            return dispatch_result(cap.name, cap.tag, message, inv, None)
+        except AgentError as err:
+            outcome = err.tag
+            decision = "unknown" if host_called else "refused"
+            raise
+        except asyncio.CancelledError:
+            outcome = AgentCancelledError.tag
+            decision = "unknown" if host_called else "refused"
+            cancelled = True
+            raise
+        except Exception:
+            outcome = DEFECT
+            decision = "unknown" if host_called else "refused"
+            raise
+        finally:
+            audit = self.audit
+            try:
+                if audit is not None:
+                    ticket = audit.note(
+                        invocation_id=inv_id,
+                        transport=inv.transport,
+                        capability=cap.name,
+                        tag=cap.tag,
+                        principal=None,
+                        decision=decision,
+                        outcome=outcome,
+                        input=payload,
+                        approval=None,
+                        approved_by=None,
+                    )
+                    if ticket is not None and not cancelled:  # answered means audited
+                        await audit.committed(ticket)
+            finally:
+                self._in_flight -= 1
+                if run is not None:
+                    self._running.discard(run)
+                if claimed:
+                    ids.discard(inv_id)
+                if self._in_flight == 0 and self._idle:
+                    self._wake_idle()
 
     async def _traced(self, run: Dispatch) -> DispatchResult:
         inv = run.invocation

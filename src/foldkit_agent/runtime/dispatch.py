@@ -61,7 +61,7 @@ from .waiting import MessageHub, StateHub, Waiter
 if TYPE_CHECKING:
     from .bound import AgentRuntime
 
-__all__ = ["Dispatch", "holds", "race"]
+__all__ = ["Dispatch", "holds", "race", "reused_id"]
 
 _log = logging.getLogger("foldkit_agent.runtime")
 
@@ -195,7 +195,7 @@ class Dispatch:
         if cap.completion is None:  # self.send, without a frame of its own
             sent = self._start_host(cap, message)
             if sent is not None:
-                await self._await_host(cap, sent, None)
+                await self.await_host(cap, sent, None)
             return dispatch_result(cap.name, cap.tag, message, self.invocation, None)
         return await self._send_and_wait(cap, cap.completion, message, decoded)
 
@@ -218,12 +218,7 @@ class Dispatch:
         return self.cap
 
     def _reused_id(self) -> AgentContractError:
-        return AgentContractError(
-            f"The call to {self.name!r} reuses the invocation id of a call still in flight; "
-            "give every call its own id (leave Invocation.id unset for a fresh one). "
-            "Nothing was sent.",
-            capability=self.name,
-        )
+        return reused_id(self.name)
 
     # -- 4. authorize -----------------------------------------------------------------------
 
@@ -462,7 +457,7 @@ class Dispatch:
         """Call ``host.dispatch`` and await it if it returns an awaitable."""
         sent = self._start_host(cap, message)
         if sent is not None:
-            await self._await_host(cap, sent, deadline)
+            await self.await_host(cap, sent, deadline)
 
     def _start_host(self, cap: Capability, message: Message) -> Awaitable[Any] | None:
         """Call ``host.dispatch``; what it returned when that is awaitable, else ``None``."""
@@ -476,7 +471,7 @@ class Dispatch:
             return None
         return sent
 
-    async def _await_host(
+    async def await_host(
         self, cap: Capability, sent: Awaitable[Any], deadline: float | None
     ) -> None:
         """Await what ``host.dispatch`` returned, racing the signal and ``deadline``."""
@@ -553,6 +548,16 @@ class Dispatch:
         return AgentCancelledError(
             capability=self.name, dispatched=dispatched, shutdown=self._rt.draining
         )
+
+
+def reused_id(name: str) -> AgentContractError:
+    """The refusal of a call whose invocation id is held by a call still in flight."""
+    return AgentContractError(
+        f"The call to {name!r} reuses the invocation id of a call still in flight; "
+        "give every call its own id (leave Invocation.id unset for a fresh one). "
+        "Nothing was sent.",
+        capability=name,
+    )
 
 
 def hub_reads_model(completion: Completion | StateCompletion) -> bool:
