@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -19,6 +19,7 @@ __all__ = [
     "InvocationContext",
     "in_app_invocation",
     "new_invocation_id",
+    "slot_setters",
 ]
 
 M = TypeVar("M")
@@ -69,12 +70,20 @@ class Invocation:
     approver: Approver | None = None
 
 
-_INVOCATION_SLOTS: Mapping[str, Any] = vars(Invocation)
-_set_id = _INVOCATION_SLOTS["id"].__set__
-_set_transport = _INVOCATION_SLOTS["transport"].__set__
-_set_signal = _INVOCATION_SLOTS["signal"].__set__
-_set_credentials = _INVOCATION_SLOTS["credentials"].__set__
-_set_approver = _INVOCATION_SLOTS["approver"].__set__
+def slot_setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ...]:
+    """The ``__set__`` of each named slot of a ``slots=True`` dataclass, in order.
+
+    For building a frozen dataclass on a hot path: a slot's own setter bypasses the frozen
+    ``__setattr__`` that the generated ``__init__`` goes through once per field. Every field
+    must be set (an unset slot raises ``AttributeError`` when read).
+    """
+    slots: Mapping[str, Any] = vars(cls)
+    return tuple(slots[name].__set__ for name in names)
+
+
+_set_id, _set_transport, _set_signal, _set_credentials, _set_approver = slot_setters(
+    Invocation, "id", "transport", "signal", "credentials", "approver"
+)
 _new = object.__new__
 
 

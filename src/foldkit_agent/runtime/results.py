@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from ..app.message import Message
-from ..contract.calls import Invocation
+from ..contract.calls import Invocation, slot_setters
 
 __all__ = ["CompletionOutcome", "DispatchResult", "dispatch_result"]
 
@@ -46,12 +45,9 @@ class DispatchResult:
     completion: CompletionOutcome | None = None
 
 
-_RESULT_SLOTS: Mapping[str, Any] = vars(DispatchResult)
-_set_name = _RESULT_SLOTS["name"].__set__
-_set_tag = _RESULT_SLOTS["tag"].__set__
-_set_message = _RESULT_SLOTS["message"].__set__
-_set_invocation = _RESULT_SLOTS["invocation"].__set__
-_set_completion = _RESULT_SLOTS["completion"].__set__
+_set_name, _set_tag, _set_message, _set_invocation, _set_completion = slot_setters(
+    DispatchResult, "name", "tag", "message", "invocation", "completion"
+)
 _new = object.__new__
 
 
