@@ -98,3 +98,16 @@ async def test_a_plain_call_that_reuses_an_id_in_flight_is_refused_and_sends_not
         ("refused", "AgentContractError"),
         ("unknown", "AgentCancelledError"),
     ]
+
+
+async def test_a_plain_call_made_before_a_drain_and_run_after_it_is_refused() -> None:
+    audit = agent.audit_log()
+    host, rt = bind(audit)
+    call = rt.messages.dispatch_unknown("increment", {"by": 1})  # made, not yet run
+    rt.stop_accepting()
+    with pytest.raises(AgentCancelledError) as refused:
+        await call
+    assert (refused.value.dispatched, host.dispatched) == (False, [])
+    assert [(e.decision, e.outcome) for e in audit.entries()] == [
+        ("refused", "AgentCancelledError")
+    ]

@@ -466,6 +466,8 @@ class AgentRuntime(Generic[M, P]):
         half its calls (issue 20). A host whose ``dispatch`` returns an awaitable gets a
         :class:`Dispatch` then, before anything is awaited, so the wait can be aborted.
         """
+        if self.draining:  # it stopped accepting since the call was made: resolve refuses
+            return await self._invoke(Dispatch(self, cap, cap.name, payload, inv), None)
         self._in_flight += 1
         ids = self._ids_in_flight
         inv_id = inv.id
