@@ -71,7 +71,7 @@ _WITHDRAW_GRACE = 1.0
 """Seconds a withdrawn approval question gets to finish its cleanup before the call answers."""
 
 
-_PLAIN: frozenset[type] = frozenset({bool, str, int, type(None), dict})
+_NEVER_AWAITABLE: frozenset[type] = frozenset({bool, str, int, type(None), dict})
 """Types a hook's answer often has that are never awaitable (checked before ``isawaitable``)."""
 
 
@@ -283,7 +283,7 @@ class Dispatch:
         inv = self.invocation
         try:
             who = provider(inv)
-            if type(who) not in _PLAIN and inspect.isawaitable(who):
+            if type(who) not in _NEVER_AWAITABLE and inspect.isawaitable(who):
                 who = await race(who, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
@@ -303,7 +303,7 @@ class Dispatch:
         )
         try:
             verdict = cap.authorize(request)
-            if type(verdict) not in _PLAIN and inspect.isawaitable(verdict):
+            if type(verdict) not in _NEVER_AWAITABLE and inspect.isawaitable(verdict):
                 verdict = await race(verdict, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
