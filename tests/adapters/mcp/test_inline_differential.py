@@ -285,3 +285,86 @@ async def test_a_schema_that_declares_an_mcp_param_header_is_checked_as_the_sdk_
             assert unnumbered(mine.content) == unnumbered(theirs.content), req
         assert (stats.answered, stats.handed) == (1, 2)
         assert audited(ours_rt) == audited(sdk_rt)
+
+
+def listing(meta: Any, content_type: str = "application/json") -> Req:
+    """A 2026-era ``tools/list`` with ``meta`` as its ``_meta``."""
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": content_type,
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/list",
+    }
+    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"_meta": meta}}
+    return Req(body, headers)
+
+
+async def same_listing(req: Req) -> int:
+    """``req`` to our server once its list is kept (a plain ``tools/list`` first) and to the
+    SDK's with nothing kept: the same status, content type and body. Returns how many times
+    ours answered from kept bytes."""
+    async with both() as (ours, sdk, _ours_rt, _sdk_rt, stats):
+        plain = listing(dict(MODERN_META))
+        primed = await ours.post("/mcp", content=json.dumps(plain.body), headers=plain.headers)
+        assert primed.status_code == 200
+        content = json.dumps(req.body).encode()
+        mine = await ours.post("/mcp", content=content, headers=req.headers)
+        theirs = await sdk.post("/mcp", content=content, headers=req.headers)
+        assert mine.status_code == theirs.status_code, (req, mine.text[:200], theirs.text[:200])
+        assert mine.headers.get("content-type") == theirs.headers.get("content-type"), req
+        assert mine.content == theirs.content, req
+        return stats.listed
+
+
+_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+
+ODD_LISTINGS = [  # the issue 20 stranger's variants.py: kept 200 where the SDK says 400
+    listing({**MODERN_META, _CLIENT_INFO: 7}),
+    listing({**MODERN_META, _CLIENT_INFO: {"version": "1"}}),
+    listing({**MODERN_META, _CAPABILITIES: 3}),
+    listing({**MODERN_META, _CAPABILITIES: []}),
+    listing({**MODERN_META, _CAPABILITIES: {"elicitation": "yes"}}),
+    listing({**MODERN_META, _LOG_LEVEL: 42}),
+    listing(dict(MODERN_META), "application/vnd.x+json"),
+]
+
+
+async def test_f20_a_kept_tools_list_refuses_the_meta_and_content_type_the_sdk_refuses() -> None:
+    for req in ODD_LISTINGS:
+        assert await same_listing(req) == 0  # none answered from kept bytes
+    assert await same_listing(listing({**MODERN_META, _LOG_LEVEL: "debug"})) == 1
+
+
+_meta_values = st.one_of(
+    st.none(),
+    st.integers(min_value=-5, max_value=50),
+    st.text(max_size=6),
+    st.lists(st.integers(max_value=3), max_size=2),
+    st.fixed_dictionaries(
+        {}, optional={"name": st.text(max_size=4), "version": st.text(max_size=4)}
+    ),
+    st.fixed_dictionaries(
+        {}, optional={"elicitation": st.one_of(st.just({}), st.text(max_size=3))}
+    ),
+)
+_listing_meta = st.fixed_dictionaries(
+    {"io.modelcontextprotocol/protocolVersion": st.just("2026-07-28")},
+    optional={
+        _CLIENT_INFO: _meta_values,
+        _CAPABILITIES: _meta_values,
+        _LOG_LEVEL: st.one_of(st.sampled_from(["debug", "info", "error", "loud"]), _meta_values),
+        "progressToken": st.one_of(st.text(max_size=3), st.integers(), st.floats(0, 1)),
+        "com.example/x": _meta_values,
+    },
+)
+_content_types = st.sampled_from(
+    ["application/json", "application/json; charset=utf-8", "application/vnd.x+json"]
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(meta=_listing_meta, content_type=_content_types)
+def test_any_kept_tools_list_gets_the_sdks_answer(meta: dict[str, Any], content_type: str) -> None:
+    anyio.run(same_listing, listing(meta, content_type))

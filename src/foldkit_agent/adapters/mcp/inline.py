@@ -35,9 +35,10 @@ A 2026-era ``tools/list`` whose answer is already kept is written from bytes. Th
 ``tools/list`` of a protocol version and availability set runs the SDK's whole pipeline, which
 validates and serializes every tool, and its result is kept encoded
 (:meth:`~foldkit_agent.adapters.mcp.FoldkitMCPServer.listed_bytes`). A later one that has no
-parameter but ``_meta`` and passes the SDK's own envelope, routing-header and parameter checks
-(``classify_inbound_request`` and ``find_duplicated_routing_header`` in ``mcp.shared.inbound``,
-``validate_client_request`` in ``mcp_types.methods``, all public) is answered with those bytes
+parameter but ``_meta`` and passes the SDK's own content-type, envelope, routing-header and
+parameter checks (``TransportSecurityMiddleware.validate_request``;
+``classify_inbound_request`` and ``find_duplicated_routing_header`` in ``mcp.shared.inbound``;
+``validate_client_request`` in ``mcp_types.methods``; all public) is answered with those bytes
 in its JSON-RPC envelope: the bytes the SDK would have written. Anything else (a ``cursor``, a
 header mismatch, a resolved runtime, a changed set) takes the SDK's path.
 ``InlineStats.listed`` counts these answers.
@@ -263,7 +264,7 @@ class InlineCalls:
         )
         await send({"type": "http.response.body", "body": body})
 
-    def _kept_list(self, scope: Scope) -> bytes | None:
+    async def _kept_list(self, scope: Scope) -> bytes | None:
         """The whole answer to a 2026-era ``tools/list`` whose result is kept, or ``None``."""
         if scope["type"] != "http" or scope.get("method") != "POST":
             return None
@@ -288,7 +289,11 @@ class InlineCalls:
         has_json, has_sse = check_accept_headers(request)
         if not (has_json and has_sse) or find_duplicated_routing_header(request.headers.items()):
             return None
-        route = classify_inbound_request(message, headers=dict(request.headers))
+        if await self.security.validate_request(request, is_post=True) is not None:
+            return None  # the content type the SDK refuses (application/vnd.x+json): its words
+        # Folded as dict(request.headers) folds them, without its quadratic lookups.
+        folded = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        route = classify_inbound_request(message, headers=folded)
         if not isinstance(route, InboundModernRoute):
             return None  # the SDK answers the rejection in its own words
         kept = self.server.listed_bytes(route.protocol_version)
@@ -302,7 +307,7 @@ class InlineCalls:
         return b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + kept + b"}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kept = self._kept_list(scope)
+        kept = await self._kept_list(scope)
         if kept is not None:
             self.stats.listed += 1
             await Response(kept, media_type="application/json")(scope, receive, send)

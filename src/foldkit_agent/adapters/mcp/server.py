@@ -58,6 +58,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...contract.approval import Approver
@@ -202,6 +203,18 @@ class FoldkitMCPServer(Server[Any]):
             adapter.close()
 
 
+def _valid_list(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """The check the SDK's dispatch runs on a ``tools/list`` before any middleware result
+    counts (``validate_client_request``, public): a kept answer is given only where the SDK
+    would have reached the handler (issue 20: the kept list answered 200 to a ``_meta`` the
+    SDK refuses with -32602)."""
+    try:
+        validate_client_request("tools/list", ctx.protocol_version, ctx.params)
+    except (ValueError, KeyError):  # pydantic's ValidationError is a ValueError
+        return False
+    return True
+
+
 def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
@@ -303,7 +316,9 @@ class _Adapter:
         the SDK's validation and serialization of every tool for that protocol version); its
         wire dict is kept on the runtime's feed and later requests return it as a middleware
         result, which the SDK passes on as written. A request with parameters other than
-        ``_meta`` (a ``cursor``) always takes the whole pipeline.
+        ``_meta`` (a ``cursor``), or whose ``_meta`` the SDK's own parameter check refuses
+        (a ``clientInfo`` of ``7``, a ``logLevel`` of ``42``: :func:`_valid_list`), always takes
+        the whole pipeline, which answers it in the SDK's words.
         """
         params = ctx.params or {}
         if any(key != "_meta" for key in params) or not isinstance(params.get("_meta", {}), dict):
@@ -312,7 +327,7 @@ class _Adapter:
         feed = self.feed(rt)
         names = _available_names(feed, rt)
         kept = feed.listed.get(ctx.protocol_version)
-        if kept is not None and kept[0] == names:
+        if kept is not None and kept[0] == names and _valid_list(ctx):
             return kept[1]
         wire = await call_next(ctx)
         if isinstance(wire, dict):
