@@ -67,7 +67,7 @@ def audit_entries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-async def test_an_a2a_caller_at_its_cap_of_calls_in_flight_is_rejected_naming_it(
+async def test_an_a2a_caller_at_its_cap_of_calls_in_flight_is_rejected_naming_it_audited_as_itself(
     tmp_path: Path,
 ) -> None:
     audit = tmp_path / "audit.jsonl"
@@ -113,6 +113,8 @@ async def test_an_a2a_caller_at_its_cap_of_calls_in_flight_is_rejected_naming_it
     assert [(e["capability"], e["transport"], e["outcome"]) for e in refusals] == [
         ("hold", "a2a", "AgentCapabilityUnavailableError")
     ]
+    # issue 21: the refusal names its caller, and its invocation id is its task id
+    assert [(e["principal"], e["invocation_id"]) for e in refusals] == [("alice", refused.id)]
     assert sum(1 for e in entries if e["decision"] != "refused") == 4
 
 

@@ -8,6 +8,7 @@ opened (no MCP session either).
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -213,3 +214,38 @@ async def test_principal_tenants_share_one_card_url_fetched_with_their_token() -
             assert [t["title"] for t in await todos_of(mcp)] == ["Milk"]
         async with mcp_client(f"{origin}/mcp", "bob-token") as mcp:
             assert await todos_of(mcp) == []
+
+
+async def test_f21_a_send_naming_another_tenant_is_rejected_and_audited_as_its_caller(
+    tmp_path: Any,
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    args = ("--mcp", "http", "--a2a", "--tenant-from", "path", *TOKENS,
+            "--audit", f"jsonl:{audit}")  # fmt: skip
+    alice = {"Authorization": "Bearer alice-token", **A2A}
+    async with serving(*args) as server, httpx.AsyncClient(timeout=30, headers=alice) as http:
+        sent = await http.post(
+            f"{server.origin}/alice/a2a/jsonrpc",
+            json=rpc(
+                "SendMessage",
+                {
+                    "tenant": "bob",
+                    "message": {
+                        "role": "ROLE_USER",
+                        "messageId": "m-1",
+                        "parts": [{"data": {"title": "Eggs"}}],
+                    },
+                    "metadata": {EXTENSION_URI: {"skill": "create_todo"}},
+                },
+            ),
+        )
+        task = sent.json()["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_REJECTED"
+        async with mcp_client(f"{server.origin}/alice/mcp", "alice-token") as mcp:
+            assert await todos_of(mcp) == []  # nothing ran
+    lines = [line for line in audit.read_text().splitlines() if line.strip()]
+    entries = [json.loads(line) for line in lines]
+    assert [
+        (e["invocation_id"], e["decision"], e["principal"], e["capability"], e["outcome"])
+        for e in entries
+    ] == [(task["id"], "refused", "alice", "create_todo", "AgentAuthorizationError")]

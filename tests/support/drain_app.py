@@ -5,7 +5,8 @@ its Message is applied at once (the update prints ``holding <invocation id>`` to
 error, so a test knows the call is in flight), and it completes when the process receives
 SIGUSR1 (every held call then gets its ``Released``), or times out after 30 s. A test that
 sends SIGTERM and then SIGUSR1 sees calls finish during the drain; one that never sends
-SIGUSR1 sees them aborted at the drain deadline.
+SIGUSR1 sees them aborted at the drain deadline. The caller's credentials are its principal;
+the audit records their ``subject`` (a ``--token``'s).
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ Definition = Hold.make(
 )
 
 
+def _subject(credentials: Any) -> Any:
+    """What the audit records of a caller: its token's subject (``None`` without one)."""
+    return getattr(credentials, "subject", None)
+
+
 @asynccontextmanager
 async def runtime() -> AsyncGenerator[AgentRuntime[Any, Any]]:
     """The runtime ``serve`` runs: SIGUSR1 releases every held call."""
@@ -90,7 +96,12 @@ async def runtime() -> AsyncGenerator[AgentRuntime[Any, Any]]:
     program: Program[Model, Any] = Program(init=Model(), update=update)
     try:
         async with program.run() as running:
-            rt = Hold.bind(definition=Definition, host=running.host, audit=agent.audit_log())
+            rt = Hold.bind(
+                definition=Definition,
+                host=running.host,
+                audit=agent.audit_log(record_principal=_subject),
+                principal=lambda inv: inv.credentials,
+            )
             try:
                 yield rt
             finally:

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from ..contract.calls import new_invocation_id
+from ..contract.calls import Invocation, new_invocation_id
 from ..errors import (
     AgentAuthorizationError,
     AgentCapabilityUnavailableError,
@@ -34,6 +34,7 @@ __all__ = [
     "Target",
     "audit_refusal",
     "check_target",
+    "principal_for_record",
     "resolve_runtime",
     "settle",
     "static_runtime",
@@ -133,12 +134,20 @@ _INPUT_CODES = frozenset(
 
 
 def audit_refusal(
-    runtime: AgentRuntime[Any, Any], *, capability: str, transport: str, err: WireError
+    runtime: AgentRuntime[Any, Any],
+    *,
+    capability: str,
+    transport: str,
+    err: WireError,
+    invocation_id: str | None = None,
+    principal: Any = None,
 ) -> None:
     """Write the audit entry of a request the edge refused although it named ``capability``.
 
-    Decision ``"refused"``, no principal (none was established) and no input (none was
-    accepted). The outcome is :class:`~foldkit_agent.errors.AgentInvalidInputError`'s tag for
+    Decision ``"refused"``, no input (none was accepted), the ``principal`` given (``None``
+    where none was established; see :func:`principal_for_record`) and ``invocation_id`` when
+    the request already has one (A2A: its task id), else a new one. The outcome is
+    :class:`~foldkit_agent.errors.AgentInvalidInputError`'s tag for
     a body refused at steps 4 and 5 (type, size, strict JSON),
     :class:`~foldkit_agent.errors.AgentCapabilityUnavailableError`'s for a caller or the server
     at a cap (:class:`~foldkit_agent.edge.callers.Slots`), else
@@ -157,12 +166,30 @@ def audit_refusal(
         else AgentAuthorizationError.tag
     )
     audit.note(
-        invocation_id=new_invocation_id(),
+        invocation_id=invocation_id or new_invocation_id(),
         transport=transport,
         capability=capability[:200],
         tag=cap.tag if cap is not None else None,
-        principal=None,
+        principal=principal if audit.records_principal else None,
         decision="refused",
         outcome=outcome,
         input=None,
     )
+
+
+async def principal_for_record(runtime: AgentRuntime[Any, Any], invocation: Invocation) -> Any:
+    """The principal of ``invocation`` for the audit entry of a refusal only, or ``None``.
+
+    Asks the runtime's principal provider only when its audit log records principals; a
+    provider that raises records no principal (logged in one line) and changes nothing else:
+    the request stays refused.
+    """
+    provider = runtime.principal_provider
+    audit = runtime.audit
+    if provider is None or audit is None or not audit.records_principal:
+        return None
+    try:
+        return await settle(provider(invocation))
+    except Exception as exc:
+        _log.warning("principal provider failed for a refused request: %s", type(exc).__name__)
+        return None

@@ -26,9 +26,14 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import TaskStore, TaskUpdater
 from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    ListTasksResponse,
     Message,
     Part,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
     TaskStatus,
@@ -55,8 +60,14 @@ from ...edge.calls import settle as settle_call
 from ...edge.calls import start_call
 from ...edge.disconnect import abort_when_gone, carries_call, client_gone
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
-from ...edge.resolve import UNAVAILABLE_TEXT, RuntimeUnavailableError, audit_refusal
-from ...edge.tenants import NoTenantError, TenantsFullError
+from ...edge.resolve import (
+    UNAVAILABLE_TEXT,
+    RuntimeUnavailableError,
+    audit_refusal,
+    principal_for_record,
+)
+from ...edge.tenants import PATH_TENANT_KEY, NoTenantError, TenantsFullError
+from ...edge.wire import WireError
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, defect
@@ -65,6 +76,7 @@ from .approval import answer_in, approval_message, approver_name, owner_of
 from .auth import CREDENTIALS_KEY
 from .card import EXTENSION_URI
 from .errors import ours
+from .ids import MAX_MESSAGE_ID, check_id
 
 __all__ = [
     "CapabilityExecutor",
@@ -187,7 +199,14 @@ class CapabilityExecutor(AgentExecutor):
             try:
                 slot = self.calls.take(_caller(context.call_context))
             except CapReached as full:
-                audit_refusal(runtime, capability=name, transport="a2a", err=full.err)
+                audit_refusal(
+                    runtime,
+                    capability=name,
+                    transport="a2a",
+                    err=full.err,
+                    invocation_id=invocation.id,
+                    principal=await principal_for_record(runtime, invocation),
+                )
                 data = {"code": full.err.code, "message": full.err.text}
                 refusal = _agent_message(updater, full.err.text, data)
                 await _quietly(
@@ -235,6 +254,8 @@ class CapabilityExecutor(AgentExecutor):
                 await _finish(updater, TaskState.TASK_STATE_REJECTED, _unavailable(name))
             except Exception:
                 _log.debug("could not record the refusal of task %s", task_id, exc_info=True)
+            if name is not None:
+                await self._audit_foreign_tenant(context, name, task_id)
         except Exception:
             _log.exception("A2A call of %r failed unexpectedly", name)
             await _failed(event_queue, updater, context, name, started=started)
@@ -244,6 +265,34 @@ class CapabilityExecutor(AgentExecutor):
             if not parked:
                 run.done.set()
                 self._runs.pop(task_id, None)
+
+    async def _audit_foreign_tenant(self, context: RequestContext, name: str, task_id: str) -> None:
+        """A call refused because its body's ``tenant`` names another tenant than its path:
+        audit the refusal in the path's tenant (the caller's own), with its principal and the
+        task id as invocation id. Any other "no tenant" refusal has no runtime to audit in."""
+        call_context = context.call_context
+        path = call_context.state.get(PATH_TENANT_KEY)
+        claimed = call_context.tenant
+        if not isinstance(path, str) or not path or not claimed or claimed == path:
+            return
+        try:
+            own = ServerCallContext(state=call_context.state, user=call_context.user)
+            runtime = await self._resolve(own)
+            invocation = Invocation(
+                id=task_id or new_invocation_id(),
+                transport="a2a",
+                credentials=call_context.state.get(CREDENTIALS_KEY),
+            )
+            audit_refusal(
+                runtime,
+                capability=name,
+                transport="a2a",
+                err=WireError(403, "tenant", UNAVAILABLE_TEXT),
+                invocation_id=invocation.id,
+                principal=await principal_for_record(runtime, invocation),
+            )
+        except Exception:
+            _log.debug("could not audit the refusal of task %s", task_id, exc_info=True)
 
     async def _resume(self, context: RequestContext, updater: TaskUpdater) -> None:
         """The follow-up on a task in ``INPUT_REQUIRED``: hand the answer over, then finish."""
@@ -496,6 +545,8 @@ class Handler(DefaultRequestHandler):
         try:
             metadata = MessageToDict(params.metadata) if params.HasField("metadata") else {}
             message = params.message if params.HasField("message") else None
+            if message is not None:
+                _check_message_ids(message)
             if message is not None and message.task_id:
                 executor: Any = self.agent_executor
                 if message.task_id in executor.parked:
@@ -514,6 +565,40 @@ class Handler(DefaultRequestHandler):
                 await _known(runtime, name, payload, invocation)
         except InvalidParamsError as err:
             raise ours(context, err) from None
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        _checked(context, "id", params.id)
+        parent: Any = super()
+        return cast(Task | None, await parent.on_get_task(params, context))
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        _checked(context, "id", params.id)
+        parent: Any = super()
+        return cast(Task | None, await parent.on_cancel_task(params, context))
+
+    async def on_subscribe_to_task(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncIterator[Any]:
+        _checked(context, "id", params.id)
+        parent: Any = super()
+        events = cast(AsyncIterator[Any], parent.on_subscribe_to_task(params, context))
+        try:
+            async for event in events:
+                yield event
+        finally:
+            closing = getattr(events, "aclose", None)
+            if closing is not None:
+                await closing()
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        if params.context_id:
+            _checked(context, "contextId", params.context_id)
+        parent: Any = super()
+        return cast(ListTasksResponse, await parent.on_list_tasks(params, context))
 
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -549,6 +634,23 @@ class Handler(DefaultRequestHandler):
 _SDK_HANDLER: Any = DefaultRequestHandler
 _SEND = below_required_check(_SDK_HANDLER.on_message_send)
 _STREAM = below_required_check(_SDK_HANDLER.on_message_send_stream)
+
+
+def _checked(context: ServerCallContext, field: str, value: str) -> None:
+    """:func:`~foldkit_agent.adapters.a2a.ids.check_id`, its refusal kept as ours."""
+    try:
+        check_id(field, value)
+    except InvalidParamsError as err:
+        raise ours(context, err) from None
+
+
+def _check_message_ids(message: Message) -> None:
+    """Every id of ``message`` the task store keeps (see :mod:`.ids`)."""
+    check_id("message.messageId", message.message_id, MAX_MESSAGE_ID)
+    check_id("message.taskId", message.task_id)
+    check_id("message.contextId", message.context_id)
+    for n, ref in enumerate(message.reference_task_ids):
+        check_id(f"message.referenceTaskIds[{n}]", ref)
 
 
 def _skill_name(metadata: Mapping[str, Any], message: Message | None) -> str:
