@@ -7,10 +7,12 @@ reads it, before or after the restart.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+import anyio
 import pytest
-from a2a.types import GetTaskRequest, ListTasksRequest, Role, TaskState
+from a2a.types import CancelTaskRequest, GetTaskRequest, ListTasksRequest, Role, TaskState
 from a2a.utils.errors import TaskNotFoundError
 from google.protobuf.json_format import MessageToDict
 from typer.testing import CliRunner
@@ -74,3 +76,44 @@ def test_a_wrong_task_store_is_one_clear_line(args: list[str], said: str) -> Non
     result = CliRunner().invoke(app, ["serve", "examples.todo:runtime", *args])
     assert result.exit_code == 2
     assert said in result.output
+
+
+async def test_f21_cancelling_a_task_left_working_by_kill_9_says_its_outcome_is_unknown(
+    a2a_task_store: str,
+) -> None:
+    args = ("--a2a", *TOKENS, "--a2a-task-store", a2a_task_store)
+    drain = "tests.support.drain_app:runtime"
+    async with serving(*args, target=drain) as server:
+        async with (
+            a2a_client(server.origin, "alice-token") as alice,
+            anyio.create_task_group() as tg,
+        ):
+
+            async def hold() -> None:
+                with contextlib.suppress(Exception):  # its server is killed under it
+                    await last_task(alice, skill_request("hold", {}))
+
+            tg.start_soon(hold)
+            task_id = (await server.line("holding ")).split()[-1]  # the task id
+            with anyio.fail_after(30):  # its WORKING status is in the table
+                while True:
+                    with contextlib.suppress(TaskNotFoundError):
+                        found = await alice.get_task(GetTaskRequest(id=task_id))
+                        if found.status.state == TaskState.TASK_STATE_WORKING:
+                            break
+                    await anyio.sleep(0.05)
+            await server.kill()
+    async with serving(*args, target=drain) as server:
+        async with a2a_client(server.origin, "alice-token") as alice:
+            left = await alice.get_task(GetTaskRequest(id=task_id))
+            assert left.status.state == TaskState.TASK_STATE_WORKING  # nobody runs it now
+            cancelled = await alice.cancel_task(CancelTaskRequest(id=task_id))
+            assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+            text = next(p.text for p in cancelled.status.message.parts if p.HasField("text"))
+            assert "the server that ran it stopped" in text
+            assert "whether its Message was sent is unknown" in text
+            stored = await alice.get_task(GetTaskRequest(id=task_id))
+            assert stored.status.state == TaskState.TASK_STATE_CANCELED
+            asked = [m for m in stored.history if m.role == Role.ROLE_USER]
+            assert asked
+            assert all(not m.parts for m in asked)  # the input is not kept

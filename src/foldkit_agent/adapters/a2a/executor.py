@@ -32,6 +32,7 @@ from a2a.types import (
     ListTasksResponse,
     Message,
     Part,
+    Role,
     SendMessageRequest,
     SubscribeToTaskRequest,
     Task,
@@ -77,6 +78,7 @@ from .auth import CREDENTIALS_KEY
 from .card import EXTENSION_URI
 from .errors import ours
 from .ids import MAX_MESSAGE_ID, check_id
+from .tasks import without_request_parts
 
 __all__ = [
     "CapabilityExecutor",
@@ -85,6 +87,13 @@ __all__ = [
 _log = logging.getLogger("foldkit_agent.adapters.a2a")
 
 CANCEL_GRACE = 2.0  # seconds cancel() waits for the running call to record its own answer
+
+ORPHANED_TEXT = (
+    "This call is not running on this server: the server that ran it stopped before it ended, "
+    "so whether its Message was sent is unknown. Nothing was rolled back; read the "
+    "application's state before calling again."
+)
+"""The status text of ``CancelTask`` on a task whose call no longer runs anywhere here."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,6 +303,10 @@ class CapabilityExecutor(AgentExecutor):
         except Exception:
             _log.debug("could not audit the refusal of task %s", task_id, exc_info=True)
 
+    def running(self, task_id: str) -> bool:
+        """Whether a call of task ``task_id`` runs (or waits for approval) in this process."""
+        return task_id in self._runs or task_id in self.parked
+
     async def _resume(self, context: RequestContext, updater: TaskUpdater) -> None:
         """The follow-up on a task in ``INPUT_REQUIRED``: hand the answer over, then finish."""
         task_id = updater.task_id
@@ -427,8 +440,12 @@ class CapabilityExecutor(AgentExecutor):
             await _quietly(updater.cancel(_agent_message(updater, text, None)))
             return
         if run is None:
+            # Not finished in the store, yet not running here: the server that ran it stopped
+            # (kill -9, a crash) before it ended. Its end is unknown; the CANCELED task is
+            # stored without the request's input, as every finished task is.
             updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
-            await _quietly(updater.cancel(_agent_message(updater, "The call was cancelled.", None)))
+            data = {"status": "unknown", "message": ORPHANED_TEXT}
+            await _quietly(updater.cancel(_agent_message(updater, ORPHANED_TEXT, data)))
             return
         run.signal.set()
         with suppress(TimeoutError):
@@ -575,8 +592,31 @@ class Handler(DefaultRequestHandler):
         self, params: CancelTaskRequest, context: ServerCallContext
     ) -> Task | None:
         _checked(context, "id", params.id)
+        executor: Any = self.agent_executor
+        here = executor.running(params.id)
         parent: Any = super()
-        return cast(Task | None, await parent.on_cancel_task(params, context))
+        result = cast(Task | None, await parent.on_cancel_task(params, context))
+        if here or result is None or result.status.state != TaskState.TASK_STATE_CANCELED:
+            return result
+        # Not running on this worker: the SDK recorded CANCELED with no word on the outcome.
+        # The server that ran it stopped (kill -9, a crash): say the outcome is unknown.
+        result.status.message.CopyFrom(
+            Message(
+                role=Role.ROLE_AGENT,
+                message_id=new_invocation_id(),
+                task_id=result.id,
+                context_id=result.context_id,
+                parts=[
+                    new_text_part(ORPHANED_TEXT),
+                    new_data_part({"status": "unknown", "message": ORPHANED_TEXT}),
+                ],
+            )
+        )
+        try:
+            await cast(TaskStore, self.task_store).save(result, context)
+        except Exception:
+            _log.warning("could not record the cancellation text of task %s", result.id)
+        return without_request_parts(result)
 
     async def on_subscribe_to_task(  # pyright: ignore[reportIncompatibleMethodOverride]
         self, params: SubscribeToTaskRequest, context: ServerCallContext
