@@ -104,6 +104,9 @@ async def test_a_task_is_never_reached_through_another_tenants_path(a2a_task_sto
     args = ("--a2a", "--tenant-from", "path", "--a2a-task-store", a2a_task_store)
     async with serving(*args) as server:
         origin = server.origin
+        # issue 21: anyone may open (and evict) a tenant's runtime here: serve says so
+        warned = await server.line(r"^warning: --tenant-from path without --token")
+        assert "authenticate each path at a proxy" in warned
         async with tenant_a2a(f"{origin}/alice") as alice:
             done = await last_task(alice, skill_request("create_todo", {"title": "Milk"}))
             assert done.status.state == TaskState.TASK_STATE_COMPLETED

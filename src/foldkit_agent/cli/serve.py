@@ -139,6 +139,15 @@ async def open_runtime(
     yield cast("AgentRuntime[Any, Any]", made)
 
 
+UNGUARDED_PATHS = (
+    "warning: --tenant-from path without --token: any request that reaches this server "
+    "opens a runtime for the tenant its path names (even a card fetch for a made-up one) and, "
+    "past --max-tenants, closes real tenants' idle runtimes with their in-memory state; "
+    "authenticate each path at a proxy in front, or add --token TOKEN=TENANT"
+)
+"""The one line ``serve`` prints at start when anyone may open a tenant's runtime."""
+
+
 def shape_hint(reference: str) -> str:
     """The shape ``serve`` wants, as an example to append to an error about ``reference``."""
     module = reference.partition(":")[0] or "my_app"
@@ -1042,6 +1051,8 @@ def serve(
                 file=sys.stderr,
                 flush=True,
             )
+        if tenant_from == "path" and not tokens:
+            print(UNGUARDED_PATHS, file=sys.stderr, flush=True)
         cut_by[0] = await run_http(
             asgi,
             sock=sock,
