@@ -1,6 +1,6 @@
 """``python -m deploy``: try the deployment on one machine, until Ctrl-C.
 
-    python -m deploy [--workers 3] [--port 8000] [--tenant NAME ...]
+    .venv/bin/python -m deploy [--workers 3] [--port 8000] [--tenant NAME ...]
 
 Starts a throwaway PostgreSQL cluster, the workers and nginx (:func:`deploy.stack.stack`),
 prints each tenant's MCP URL, A2A card URL and bearer token, and restarts a worker that dies
@@ -18,7 +18,15 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from .stack import Stack, owner, stack
+try:
+    import psycopg  # noqa: F401  # deploy/postgres.py opens the cluster's database with it
+
+    from .stack import Stack, owner, stack
+except ModuleNotFoundError as missing:  # outside the project's .venv: one line, no traceback
+    sys.exit(
+        f"python -m deploy needs the Python package {missing.name!r}, which this Python lacks: "
+        "run it with the project's .venv (`make install`, then `.venv/bin/python -m deploy`)"
+    )
 
 DEFAULT_TENANTS = ("acme", "globex", "initech")
 

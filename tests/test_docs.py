@@ -491,7 +491,7 @@ RUNNERS: list[tuple[str, Runner]] = [
     (r"claude mcp add ", claude_code),
     (r"python -m examples\.todo_web\b", todo_web),
     (r"python -m examples\.", python_module),
-    (r"python -m deploy\b", deploy_tryout),
+    (r"(\.venv/bin/)?python -m deploy\b", deploy_tryout),
     (r"(\.venv/bin/)?python \S+\.py$", python_file),
 ]
 """``(pattern matched against the command's words, runner)``, first match wins."""
