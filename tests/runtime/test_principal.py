@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from foldkit_agent import (
     AgentAuthorizationError,
     AgentCapabilityUnavailableError,
+    AgentUnknownCapabilityError,
     AgentInvalidInputError,
     Invocation,
     Message,
@@ -166,6 +167,23 @@ async def test_f18_a_refusal_before_authorize_still_records_who_asked() -> None:
         ("guarded", "bob", "AgentCapabilityUnavailableError"),
         ("plain", "bob", "ok"),
     ]
+
+
+async def test_a_caller_naming_no_capability_is_recorded_as_itself() -> None:
+    # issue 21 stranger: a probe for a name that does not exist was audited with no principal
+    audit = agent.audit_log(record_principal=lambda who: who)
+    rt = agent.bind(
+        definition=Contract, host=RecordingHost(Model()), audit=audit, principal=Provider()
+    )
+    with pytest.raises(AgentUnknownCapabilityError):
+        await rt.messages.dispatch_unknown("drop_tables", {}, Invocation(credentials="mallory"))
+    (entry,) = audit.entries()
+    assert (entry.capability, entry.principal, entry.decision, entry.outcome) == (
+        "drop_tables",
+        "mallory",
+        "refused",
+        "AgentUnknownCapabilityError",
+    )
 
 
 async def test_a_provider_failing_for_the_audit_alone_records_no_principal() -> None:

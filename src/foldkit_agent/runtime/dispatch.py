@@ -259,13 +259,13 @@ class Dispatch:
     async def principal_for_record(self) -> None:
         """After a refusal before step 4: resolve the principal for the audit entry only.
 
-        Runs only when the audit log records principals, the name resolved and the invocation
-        is not aborted; a provider failure records no principal and changes nothing else.
+        Runs only when the audit log records principals and the invocation is not aborted,
+        also for a name that resolved to no capability (the provider reads only the
+        invocation, so a caller probing for names is recorded as itself); a provider failure
+        records no principal and changes nothing else.
         """
-        cap = self.cap
         if (
-            cap is None
-            or self._principal is not _UNSET
+            self._principal is not _UNSET
             or self._rt.principal_provider is None
             or not self._audited_principal()
         ):
@@ -273,11 +273,11 @@ class Dispatch:
         if self._signal is not None and self._signal.is_set():
             return
         try:
-            await self._resolve_principal(cap, fail_closed=False)
+            await self._resolve_principal(self.cap, fail_closed=False)
         except AgentCancelledError:
             self._principal = None
 
-    async def _resolve_principal(self, cap: Capability, *, fail_closed: bool) -> None:
+    async def _resolve_principal(self, cap: Capability | None, *, fail_closed: bool) -> None:
         provider = self._rt.principal_provider
         assert provider is not None
         inv = self.invocation
@@ -288,10 +288,11 @@ class Dispatch:
         except Abort:
             raise self.cancelled(False) from None
         except Exception as exc:
-            _log.warning("principal provider failed for %r", cap.name, exc_info=True)
+            name = self.name if cap is None else cap.name
+            _log.warning("principal provider failed for %r", name, exc_info=True)
             self._principal = None
             if fail_closed:
-                raise AgentAuthorizationError(capability=cap.name) from exc
+                raise AgentAuthorizationError(capability=name) from exc
             return
         self._principal = who
 
