@@ -12,8 +12,8 @@ from pydantic import BaseModel
 from foldkit_agent import (
     AgentAuthorizationError,
     AgentCapabilityUnavailableError,
-    AgentUnknownCapabilityError,
     AgentInvalidInputError,
+    AgentUnknownCapabilityError,
     Invocation,
     Message,
     agent,
