@@ -109,6 +109,16 @@ _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 escape (a false match, such as an escaped backslash before ``ud800``, only costs the check)."""
 
 
+_FLOAT_RISK: Final = re.compile(r"[0-9][eE]|[0-9]{309}")
+"""Where a float that overflows can come from: an exponent (a digit before ``e``) or a run of
+309 digits (``1e308`` is the largest power of ten a float holds); a false match, inside a
+string, only sends the body down the path with a Python hook per number."""
+
+_FAST_NESTING: Final = 100
+"""Most brackets in a text parsed without the number hooks: far below the recursion limit, so
+C json's recursion check answers the same with and without a Python hook on the stack."""
+
+
 def _check(value: Any, max_depth: int, max_items: int, texts: bool = True) -> None:
     """Depth, count and string checks, iteratively (a deep value cannot exhaust the stack).
 
@@ -199,21 +209,37 @@ def loads_strict(
     else:
         text = data
         decoded = text.isascii()
+    size = len(text)
+    containers = text.count("[") + text.count("{")  # at least the deepest nesting
+    # The common path: a document that cannot hold a number the hooks would refuse (no token
+    # longer than the text, no float that can overflow) and cannot nest deep enough to meet
+    # the recursion limit is parsed by C json's own number parsing, with the same answers.
+    fast = size <= MAX_DIGITS and containers <= _FAST_NESTING and not _FLOAT_RISK.search(text)
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_no_duplicates,
-            parse_constant=_no_constants,
-            parse_float=_finite,
-            parse_int=_bounded_int,
-        )
+        if fast:
+            value = json.loads(
+                text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants
+            )
+        else:
+            value = json.loads(
+                text,
+                object_pairs_hook=_no_duplicates,
+                parse_constant=_no_constants,
+                parse_float=_finite,
+                parse_int=_bounded_int,
+            )
     except WireError:
         raise
     except RecursionError:
         raise _too_deep(max_depth) from None
     except ValueError:
         raise WireError(400, "malformed", _NOT_JSON) from None
-    _check(value, max_depth, max_items, not decoded or _SURROGATE_ESCAPE.search(text) is not None)
+    texts = not decoded or _SURROGATE_ESCAPE.search(text) is not None
+    # Every value takes at least one character and every level of nesting one bracket, so a
+    # short, shallow text cannot break either bound and needs no walk unless a string could
+    # hold a lone surrogate.
+    if texts or size > max_items or containers > max_depth:
+        _check(value, max_depth, max_items, texts)
     return value
 
 
