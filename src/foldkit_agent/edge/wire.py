@@ -109,13 +109,8 @@ _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 escape (a false match, such as an escaped backslash before ``ud800``, only costs the check)."""
 
 
-_FLOAT_RISK: Final = re.compile(r"[0-9][eE]|[0-9]{309}")
-"""Where a float that overflows can come from: an exponent (a digit before ``e``) or a run of
-309 digits (``1e308`` is the largest power of ten a float holds); a false match, inside a
-string, only sends the body down the path with a Python hook per number."""
-
 _FAST_NESTING: Final = 100
-"""Most brackets in a text parsed without the number hooks: far below the recursion limit, so
+"""Most brackets in a text parsed without the integer hook: far below the recursion limit, so
 C json's recursion check answers the same with and without a Python hook on the stack."""
 
 
@@ -211,23 +206,19 @@ def loads_strict(
         decoded = text.isascii()
     size = len(text)
     containers = text.count("[") + text.count("{")  # at least the deepest nesting
-    # The common path: a document that cannot hold a number the hooks would refuse (no token
-    # longer than the text, no float that can overflow) and cannot nest deep enough to meet
-    # the recursion limit is parsed by C json's own number parsing, with the same answers.
-    fast = size <= MAX_DIGITS and containers <= _FAST_NESTING and not _FLOAT_RISK.search(text)
+    # The common path: a text no longer than MAX_DIGITS cannot hold an integer the hook would
+    # refuse, so C json parses its integers itself (no Python call per integer); a text with
+    # few brackets cannot nest deep enough to meet the recursion limit with or without a hook
+    # on the stack, so both paths answer the same. Floats keep their hook (it runs per float).
+    fast = size <= MAX_DIGITS and containers <= _FAST_NESTING
     try:
-        if fast:
-            value = json.loads(
-                text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants
-            )
-        else:
-            value = json.loads(
-                text,
-                object_pairs_hook=_no_duplicates,
-                parse_constant=_no_constants,
-                parse_float=_finite,
-                parse_int=_bounded_int,
-            )
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constants,
+            parse_float=_finite,
+            parse_int=int if fast else _bounded_int,
+        )
     except WireError:
         raise
     except RecursionError:
