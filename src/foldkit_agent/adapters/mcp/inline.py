@@ -163,15 +163,32 @@ class InlineCalls:
         has_json, has_sse = check_accept_headers(request)
         return request if has_json and has_sse else None  # the streaming path serves it too
 
-    def _call_route(self, scope: Scope, request: Request) -> InboundModernRoute | None:
-        """The SDK's own checks of a 2026-era ``tools/call`` (``handle_modern_request`` up to
-        dispatch), in its order, on the guard's parsed body; ``None`` if any would not pass.
-
-        :meth:`_inline` has already checked the method, path, version header and ``Accept``.
-        """
+    async def _route(
+        self, scope: Scope, request: Request, message: dict[str, Any]
+    ) -> tuple[InboundModernRoute, dict[str, str]] | None:
+        """The SDK's transport and envelope checks of a 2026-era POST (DNS-rebinding settings,
+        duplicated routing headers, its content-type check, ``classify_inbound_request``) on
+        the guard's parsed ``message``: its route and the folded headers, or ``None`` if any
+        check would not pass (the SDK then answers in its own words)."""
         settings = self.manager.security_settings
         if settings and settings.enable_dns_rebinding_protection:
             return None
+        if find_duplicated_routing_header(request.headers.items()):
+            return None
+        if await self.security.validate_request(request, is_post=True) is not None:
+            return None  # e.g. a content type the SDK refuses (application/vnd.x+json)
+        # As dict(request.headers) folds them (the first of a name; routing headers are not
+        # duplicated, checked above), without its quadratic lookups.
+        folded = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        route = classify_inbound_request(message, headers=folded)
+        return (route, folded) if isinstance(route, InboundModernRoute) else None
+
+    async def _call_route(self, scope: Scope, request: Request) -> InboundModernRoute | None:
+        """The SDK's own checks of a 2026-era ``tools/call`` (``handle_modern_request`` up to
+        dispatch) on the guard's parsed body; ``None`` if any would not pass.
+
+        :meth:`_inline` has already checked the method, path, version header and ``Accept``.
+        """
         message = cast("dict[str, Any]", scope[BODY_KEY])
         if (
             not _ENVELOPE.issuperset(message)
@@ -179,14 +196,10 @@ class InlineCalls:
             or type(message.get("id")) not in (int, str)
         ):
             return None  # the SDK's JSONRPCRequest would coerce or refuse it: let it
-        if find_duplicated_routing_header(request.headers.items()):
+        routed = await self._route(scope, request, message)
+        if routed is None:
             return None
-        # As dict(request.headers) folds them (the first of a name; routing headers are not
-        # duplicated, checked above), without its quadratic lookups.
-        folded = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
-        route = classify_inbound_request(message, headers=folded)
-        if not isinstance(route, InboundModernRoute):
-            return None  # the SDK answers the rejection in its own words
+        route, folded = routed
         params = cast("dict[str, Any]", message["params"])
         raw = params.get("arguments")
         if raw is not None and type(raw) is not dict:
@@ -280,22 +293,16 @@ class InlineCalls:
         params = cast("dict[str, Any]", raw)
         if set(params) != {"_meta"}:
             return None
-        settings = self.manager.security_settings
-        if route_path(scope) != self.path or (
-            settings and settings.enable_dns_rebinding_protection
-        ):
+        if route_path(scope) != self.path:
             return None
         request = Request(scope)
         has_json, has_sse = check_accept_headers(request)
-        if not (has_json and has_sse) or find_duplicated_routing_header(request.headers.items()):
+        if not (has_json and has_sse):
             return None
-        if await self.security.validate_request(request, is_post=True) is not None:
-            return None  # the content type the SDK refuses (application/vnd.x+json): its words
-        # Folded as dict(request.headers) folds them, without its quadratic lookups.
-        folded = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
-        route = classify_inbound_request(message, headers=folded)
-        if not isinstance(route, InboundModernRoute):
-            return None  # the SDK answers the rejection in its own words
+        routed = await self._route(scope, request, message)
+        if routed is None:
+            return None
+        route = routed[0]
         kept = self.server.listed_bytes(route.protocol_version)
         if kept is None:
             return None
@@ -314,9 +321,7 @@ class InlineCalls:
             return
         request = self._inline(scope, receive)
         if request is not None:
-            route = None
-            if await self.security.validate_request(request, is_post=True) is None:
-                route = self._call_route(scope, request)
+            route = await self._call_route(scope, request)
             if route is not None:
                 self.stats.answered += 1
                 await self._answer_call(scope, request, send, route)
