@@ -74,3 +74,17 @@ async def test_the_cpu_per_call_harness_times_only_after_a_real_call_was_answere
     from bench.call_cpu import measure
 
     assert await measure("ours", 5, None) > 0  # raises when the first answer is not a result
+
+
+async def test_the_function_counter_counts_each_scenario_from_a_real_answered_call() -> None:
+    from bench import functions
+
+    results = await functions.scenarios(set(functions.TARGETS))
+    assert set(results) == set(functions.TARGETS)
+    for name, (answer, seen) in results.items():
+        functions._check(name, answer)  # pyright: ignore[reportPrivateUsage]
+        assert seen, name
+        assert all(file.startswith(functions.PACKAGE) for file, _line, _name in seen)
+    # a call enters the runtime's dispatch on every path
+    names = {qual for _f, _l, qual in results["tools_call"][1]}
+    assert any("dispatch" in q.lower() or "run" in q for q in names)
