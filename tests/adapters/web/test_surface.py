@@ -13,21 +13,17 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Mount
 
-from examples.todo import Model, run_todo
-from examples.todo.app import ReceivedTodos, RequestedCreateTodo, SelectedTodo, Todo, TodoMessage
-from foldkit_agent import AgentRuntime, agent
+from examples.todo import run_todo
+from examples.todo.app import ReceivedTodos, SelectedTodo, Todo
+from foldkit_agent import AgentRuntime
 from foldkit_agent.adapters.web.surface import (
     APPROVED_HEADER,
     CSRF_HEADER,
     PRINCIPAL_HEADER,
-    SESSION_COOKIE,
     CsrfTokens,
     agent_surface,
-    page_tool,
 )
 from foldkit_agent.edge import HOST_REFUSAL
-from tests.support.counter import Incremented, Msg, Reset
-from tests.support.web_serving import serve
 from tests.support.web_surface import (
     BASE,
     CSRF,
@@ -59,19 +55,6 @@ async def test_capabilities_lists_what_is_available_with_schemas(env: Env) -> No
     assert caps["create_todo"]["description"].startswith("Create a new todo")
     assert caps["create_todo"]["title"] == "Create todo"
     assert caps["create_todo"]["annotations"] == {"readOnlyHint": False}
-
-
-def test_a_page_tool_carries_read_only_and_leaves_out_a_missing_title() -> None:
-    definition = agent.make(
-        messages=agent.expose(
-            Msg, {Incremented: agent.variant(description="Peek", read_only=True), Reset: "Reset"}
-        )
-    )
-    peek, reset = (page_tool(c) for c in definition.capabilities)
-    assert peek["annotations"] == {"readOnlyHint": True}
-    assert "title" not in peek
-    assert reset["annotations"] == {"readOnlyHint": False}
-    assert list(reset) == ["name", "description", "inputSchema", "annotations"]
 
 
 async def test_context_reads_the_projection(env: Env) -> None:
@@ -180,42 +163,6 @@ async def test_csrf_missing_or_wrong_is_403_and_nothing_dispatched(
     # refused at the edge: one audit entry for the capability named, with no principal
     refusals = [(e.capability, e.principal, e.decision, e.outcome) for e in env.audit.entries()]
     assert refusals == [("create_todo", None, "refused", "AgentAuthorizationError")]
-
-
-async def test_session_endpoint_hands_out_the_session_bound_token(env: Env) -> None:
-    env.client.cookies.set("todo_session", "s-demo")
-    r = await env.client.get("/agent/session")
-    assert r.json() == {"csrfToken": env.token("s-demo"), "csrfHeader": CSRF_HEADER}
-    env.client.cookies.clear()
-    r = await env.client.get("/agent/session")
-    assert r.status_code == 403
-
-
-async def test_default_session_cookie_when_the_app_has_no_session_hook() -> None:
-    async with run_todo() as (running, rt):
-        app = Starlette(routes=[Mount("/agent", app=agent_surface(rt))])
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
-            r = await c.get("/agent/session")
-            assert SESSION_COOKIE in r.cookies
-            set_cookie = r.headers["set-cookie"].lower()
-            assert "httponly" in set_cookie
-            assert "samesite=strict" in set_cookie
-            assert "path=/agent" in set_cookie
-            token = r.json()["csrfToken"]
-            ok = await c.post(
-                "/agent/invoke/create_todo",
-                json={"title": "Milk"},
-                headers={CSRF_HEADER: token},
-            )
-            assert ok.json()["isError"] is False
-            c.cookies.clear()
-            refused = await c.post(
-                "/agent/invoke/create_todo",
-                json={"title": "Tea"},
-                headers={CSRF_HEADER: token},
-            )
-            assert refused.status_code == 403
-        assert [t.title for t in running.model().todos] == ["Milk"]
 
 
 @pytest.mark.parametrize(
@@ -377,58 +324,6 @@ async def test_bad_content_length_is_400(env: Env) -> None:
 
 
 # -- events ----------------------------------------------------------------------------------
-
-
-async def _next_event(lines: AsyncIterator[str]) -> tuple[str, dict[str, Any]]:
-    event, data = "message", ""
-    async for line in lines:
-        if line.startswith("event:"):
-            event = line.split(":", 1)[1].strip()
-        elif line.startswith("data:"):
-            data += line.split(":", 1)[1].strip()
-        elif line == "" and data:
-            return event, json.loads(data)
-    raise AssertionError("the stream ended")
-
-
-async def test_events_stream_delivers_a_change_after_a_dispatch(env: Env) -> None:
-    async with serve(env.app) as url, httpx.AsyncClient(base_url=url, timeout=10) as client:
-        async with client.stream("GET", "/agent/events") as r:
-            assert r.status_code == 200
-            assert r.headers["content-type"].startswith("text/event-stream")
-            lines = r.aiter_lines()
-            assert await _next_event(lines) == ("ready", {"available": ["create_todo"]})
-            # a person's Message, dispatched by the application
-            env.running.dispatch(RequestedCreateTodo(title="Milk"))
-            event, data = await _next_event(lines)
-            assert event == "change"
-            assert data["capabilities"] is True
-            assert data["context"] is True
-            assert "select_todo" in data["available"]
-            # an agent's invocation over the surface shows up on the same stream
-            token = env.token()
-            client.cookies.set("todo_session", "s-demo")
-            resp = await client.post(
-                "/agent/invoke/select_todo",
-                json={"id": "todo-1"},
-                headers={CSRF_HEADER: token},
-            )
-            assert resp.json()["isError"] is False
-            event, data = await _next_event(lines)
-            assert event == "change"
-            assert "delete_todo" in data["available"]
-
-
-async def test_events_without_host_subscribe_answer_501() -> None:
-    from examples.todo import TodoAgent
-    from foldkit_agent import Host
-
-    definition = TodoAgent.make(messages=TodoAgent.expose(TodoMessage, {SelectedTodo: "Select"}))
-    rt = TodoAgent.bind(definition=definition, host=Host(model=Model, dispatch=lambda m: None))
-    app = Starlette(routes=[Mount("/agent", app=agent_surface(rt))])
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
-        r = await c.get("/agent/events")
-    assert r.status_code == 501
 
 
 async def test_a_failing_resolve_is_503_not_a_traceback() -> None:

@@ -1,8 +1,10 @@
 """The A2A adapter (the official ``a2a-sdk``): see :mod:`.app`.
 
 Modules: :mod:`.card` (the Agent Card, skills and the skill extension), :mod:`.executor` (one
-capability per task), :mod:`.errors` (error answers in our words), :mod:`.auth` (bearer
-tokens and the caller), :mod:`.app` (:func:`a2a_app`, assembling them).
+capability per task), :mod:`.handler` (the SDK's request handler with our checks before it),
+:mod:`.request` (the skill and input a message names), :mod:`.errors` (error answers in our
+words), :mod:`.auth` (bearer tokens and the caller), :mod:`.app` (:func:`a2a_app`, assembling
+them).
 """
 
 from __future__ import annotations

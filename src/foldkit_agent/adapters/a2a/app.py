@@ -105,12 +105,8 @@ from .errors import (
     install_log_filter,
     ours,
 )
-from .executor import (
-    CANCEL_GRACE,
-    CapabilityExecutor,
-    Handler,
-    settle,
-)
+from .executor import CANCEL_GRACE, CapabilityExecutor
+from .handler import Handler, settle
 from .numbers import IntegerAnswers
 from .tasks import BoundedTaskStore
 

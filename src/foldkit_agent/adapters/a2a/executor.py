@@ -10,31 +10,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import (
-    AsyncIterator,
     Awaitable,
     Callable,
     Mapping,
 )
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from a2a.helpers import new_data_part, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import TaskStore, TaskUpdater
 from a2a.types import (
-    CancelTaskRequest,
-    GetTaskRequest,
-    ListTasksRequest,
-    ListTasksResponse,
     Message,
     Part,
-    Role,
-    SendMessageRequest,
-    SubscribeToTaskRequest,
     Task,
     TaskState,
     TaskStatus,
@@ -42,7 +33,6 @@ from a2a.types import (
 from a2a.utils.errors import (
     InvalidParamsError,
 )
-from google.protobuf.json_format import MessageToDict
 
 from ...contract.calls import Invocation, new_invocation_id
 from ...contract.declare import Capability
@@ -72,13 +62,11 @@ from ...edge.wire import WireError
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
 from ...runtime.outcome import Outcome, defect
-from ._sdk import below_required_check, check_required_fields, unfinished_tasks
 from .approval import answer_in, approval_message, approver_name, owner_of
 from .auth import CREDENTIALS_KEY
-from .card import EXTENSION_URI
 from .errors import ours
-from .ids import MAX_MESSAGE_ID, check_id
-from .tasks import without_request_parts
+from .request import known, skill_name
+from .request import payload as message_payload
 
 __all__ = [
     "CapabilityExecutor",
@@ -188,8 +176,8 @@ class CapabilityExecutor(AgentExecutor):
         slot: Slot | None = None
         try:
             message = context.message
-            name = _skill_name(context.metadata, message)
-            payload = _payload(message)
+            name = skill_name(context.metadata, message)
+            payload = message_payload(message)
             runtime = await self._resolve(context.call_context)
             approver, asked = ParkedApprovals.asker()
             invocation = Invocation(
@@ -199,7 +187,7 @@ class CapabilityExecutor(AgentExecutor):
                 credentials=context.call_context.state.get(CREDENTIALS_KEY),
                 approver=approver,
             )
-            cap = await _known(runtime, name, payload, invocation)
+            cap = await known(runtime, name, payload, invocation)
             self._ran(cap)
             payload = integers_from_doubles(payload, cap.input_schema)
             if context.current_task is None:
@@ -465,20 +453,6 @@ def _cancelled(outcome: Outcome) -> bool:
     return outcome.data.get("_tag") == AgentCancelledError.tag
 
 
-async def settle(handler: DefaultRequestHandler, grace: float) -> None:
-    """Wait up to ``grace`` seconds for the SDK to deliver the events already published.
-
-    ``aclose`` force-closes its active tasks; one closed before it consumed a task's last
-    status update would answer the caller with a task still ``WORKING``.
-    """
-    waits = [asyncio.ensure_future(e.wait()) for e in unfinished_tasks(handler)]
-    if waits:
-        await asyncio.wait(waits, timeout=grace)
-    for wait in waits:
-        wait.cancel()
-    await asyncio.sleep(0)  # let the requests waiting on those events write their answers
-
-
 async def _quietly(step: Awaitable[None]) -> None:
     with suppress(RuntimeError):  # the task already reached a terminal state
         await step
@@ -528,211 +502,3 @@ def _new_task(task_id: str, context_id: str, message: Message | None) -> Task:
     if message is not None:
         task.history.append(message)
     return task
-
-
-async def _known(
-    runtime: AgentRuntime[Any, Any], name: str, payload: Any, invocation: Invocation
-) -> Capability:
-    """The capability named ``name``; an unknown name is audited and raised as invalid params."""
-    cap = runtime.definition.by_name.get(name)
-    if cap is not None:
-        return cap
-    await runtime.call(name, payload, invocation)  # refused as unknown, and audited
-    raise InvalidParamsError(
-        message=(
-            f"There is no skill named {name!r}. Fetch the agent card (or the extended card) and "
-            "use the id of one of its skills."
-        )
-    )
-
-
-class Handler(DefaultRequestHandler):
-    """Refuses a call without a known skill before the SDK creates a task for it."""
-
-    def __init__(
-        self,
-        *,
-        resolve: Callable[[ServerCallContext], Awaitable[AgentRuntime[Any, Any]]],
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self._resolve_runtime = resolve
-
-    async def _precheck(self, params: SendMessageRequest, context: ServerCallContext) -> None:
-        try:
-            metadata = MessageToDict(params.metadata) if params.HasField("metadata") else {}
-            message = params.message if params.HasField("message") else None
-            if message is not None:
-                _check_message_ids(message)
-            if message is not None and message.task_id:
-                executor: Any = self.agent_executor
-                if message.task_id in executor.parked:
-                    return  # an answer to a waiting approval names no skill
-            name = _skill_name(metadata, message)
-            data = _data_part(message)
-            try:
-                runtime = await self._resolve_runtime(context)
-            except Exception:
-                return  # the call itself reports the failure, as a FAILED task (generic text)
-            if name not in runtime.definition.by_name:
-                invocation = Invocation(
-                    transport="a2a", credentials=context.state.get(CREDENTIALS_KEY)
-                )
-                payload: Any = {} if data is None else _value(data)  # only to audit the refusal
-                await _known(runtime, name, payload, invocation)
-        except InvalidParamsError as err:
-            raise ours(context, err) from None
-
-    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
-        _checked(context, "id", params.id)
-        parent: Any = super()
-        return cast(Task | None, await parent.on_get_task(params, context))
-
-    async def on_cancel_task(
-        self, params: CancelTaskRequest, context: ServerCallContext
-    ) -> Task | None:
-        _checked(context, "id", params.id)
-        executor: Any = self.agent_executor
-        here = executor.running(params.id)
-        parent: Any = super()
-        result = cast(Task | None, await parent.on_cancel_task(params, context))
-        if here or result is None or result.status.state != TaskState.TASK_STATE_CANCELED:
-            return result
-        # Not running on this worker: the SDK recorded CANCELED with no word on the outcome.
-        # The server that ran it stopped (kill -9, a crash): say the outcome is unknown.
-        result.status.message.CopyFrom(
-            Message(
-                role=Role.ROLE_AGENT,
-                message_id=new_invocation_id(),
-                task_id=result.id,
-                context_id=result.context_id,
-                parts=[
-                    new_text_part(ORPHANED_TEXT),
-                    new_data_part({"status": "unknown", "message": ORPHANED_TEXT}),
-                ],
-            )
-        )
-        try:
-            await cast(TaskStore, self.task_store).save(result, context)
-        except Exception:
-            _log.warning("could not record the cancellation text of task %s", result.id)
-        return without_request_parts(result)
-
-    async def on_subscribe_to_task(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self, params: SubscribeToTaskRequest, context: ServerCallContext
-    ) -> AsyncIterator[Any]:
-        _checked(context, "id", params.id)
-        parent: Any = super()
-        events = cast(AsyncIterator[Any], parent.on_subscribe_to_task(params, context))
-        try:
-            async for event in events:
-                yield event
-        finally:
-            closing = getattr(events, "aclose", None)
-            if closing is not None:
-                await closing()
-
-    async def on_list_tasks(
-        self, params: ListTasksRequest, context: ServerCallContext
-    ) -> ListTasksResponse:
-        if params.context_id:
-            _checked(context, "contextId", params.context_id)
-        parent: Any = super()
-        return cast(ListTasksResponse, await parent.on_list_tasks(params, context))
-
-    async def on_message_send(
-        self, params: SendMessageRequest, context: ServerCallContext
-    ) -> Message | Task:
-        await self._precheck(params, context)
-        if _SEND is None:  # the SDK moved its check: let it run its own (slower) walk
-            parent: Any = super()
-            return cast(Message | Task, await parent.on_message_send(params, context))
-        check_required_fields(params)
-        return cast(Message | Task, await _SEND(self, params, context))
-
-    async def on_message_send_stream(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self, params: SendMessageRequest, context: ServerCallContext
-    ) -> AsyncIterator[Any]:
-        await self._precheck(params, context)
-        if _STREAM is None:
-            parent: Any = super()
-            events = cast(AsyncIterator[Any], parent.on_message_send_stream(params, context))
-        else:
-            check_required_fields(params)
-            events = cast(AsyncIterator[Any], _STREAM(self, params, context))
-        try:
-            async for event in events:
-                yield event
-        finally:
-            closing = getattr(events, "aclose", None)
-            if closing is not None:
-                await closing()  # as the SDK's wrapper does, so its cleanup runs on disconnect
-
-
-# The SDK's send methods below its required-field check, which walks every JSON value of a data
-# part (see _sdk.check_required_fields, which the two methods above run instead).
-_SDK_HANDLER: Any = DefaultRequestHandler
-_SEND = below_required_check(_SDK_HANDLER.on_message_send)
-_STREAM = below_required_check(_SDK_HANDLER.on_message_send_stream)
-
-
-def _checked(context: ServerCallContext, field: str, value: str) -> None:
-    """:func:`~foldkit_agent.adapters.a2a.ids.check_id`, its refusal kept as ours."""
-    try:
-        check_id(field, value)
-    except InvalidParamsError as err:
-        raise ours(context, err) from None
-
-
-def _check_message_ids(message: Message) -> None:
-    """Every id of ``message`` the task store keeps (see :mod:`.ids`)."""
-    check_id("message.messageId", message.message_id, MAX_MESSAGE_ID)
-    check_id("message.taskId", message.task_id)
-    check_id("message.contextId", message.context_id)
-    for n, ref in enumerate(message.reference_task_ids):
-        check_id(f"message.referenceTaskIds[{n}]", ref)
-
-
-def _skill_name(metadata: Mapping[str, Any], message: Message | None) -> str:
-    """The skill named in request metadata, else in message metadata."""
-    sources: list[Any] = [metadata.get(EXTENSION_URI)]
-    if message is not None and message.HasField("metadata"):
-        sources.append(MessageToDict(message.metadata).get(EXTENSION_URI))
-    for entry in sources:
-        if isinstance(entry, Mapping):
-            skill = cast(Mapping[str, Any], entry).get("skill")
-            if isinstance(skill, str) and skill:
-                return skill[:200]
-            if skill is not None:
-                raise InvalidParamsError(message="The skill must be named by its id, a string.")
-    raise InvalidParamsError(
-        message=(
-            f'Name the skill to run: set metadata[{EXTENSION_URI!r}] = {{"skill": <skill id>}} '
-            "on the request or the message, and send the input as one data part."
-        )
-    )
-
-
-def _data_part(message: Message | None) -> Part | None:
-    """The one data part, ``None`` without one.
-
-    Raises:
-        InvalidParamsError: more than one data part.
-    """
-    if message is None:
-        return None
-    data = [p for p in message.parts if p.HasField("data")]
-    if len(data) > 1:
-        raise InvalidParamsError(message="Send the skill's input as exactly one data part.")
-    return data[0] if data else None
-
-
-def _payload(message: Message | None) -> Any:
-    """The one data part's value, ``{}`` without one."""
-    data = _data_part(message)
-    return {} if data is None else _value(data)
-
-
-def _value(part: Part) -> Any:
-    # MessageToDict on a non-struct Value returns the plain value (list, str, float, ...).
-    return cast(Any, MessageToDict(part.data))

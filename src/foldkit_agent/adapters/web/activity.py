@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from ...edge.activity import ActivityFeed, ActivityItem
+from .feed import unless_shutdown
 
 __all__ = ["activity_endpoint"]
 
@@ -94,18 +95,7 @@ def activity_endpoint(
 
         async def next_batch(seen: int) -> bool:
             """Wait for an item after ``seen``; ``False`` when the server is shutting down."""
-            async with anyio.create_task_group() as tg:
-
-                async def arrived() -> None:
-                    await feed.wait(seen)
-                    tg.cancel_scope.cancel()
-
-                async def stop() -> None:
-                    await shutdown.wait()
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(arrived)
-                tg.start_soon(stop)
+            await unless_shutdown(lambda: feed.wait(seen), shutdown)
             return not shutdown.is_set()
 
         async def stream() -> AsyncIterator[ServerSentEvent]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from starlette.datastructures import Headers
@@ -103,6 +104,7 @@ def session_id(request: Request, session_of: SessionOf | None) -> str | None:
     return request.cookies.get(SESSION_COOKIE) or None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SurfaceAuth:
     """Step 3 for the surface: a service token, or the page's session and CSRF token.
 
@@ -115,20 +117,10 @@ class SurfaceAuth:
             endpoint does.
     """
 
-    __slots__ = ("csrf", "service_auth", "service_only", "session_of")
-
-    def __init__(
-        self,
-        *,
-        service_auth: ServiceAuth | None,
-        csrf: CsrfTokens,
-        session_of: SessionOf | None,
-        service_only: bool = False,
-    ) -> None:
-        self.service_auth = service_auth
-        self.csrf = csrf
-        self.session_of = session_of
-        self.service_only = service_only
+    service_auth: ServiceAuth | None
+    csrf: CsrfTokens
+    session_of: SessionOf | None
+    service_only: bool = False
 
     async def __call__(self, scope: Scope, rules: Rules) -> WireError | None:
         headers = Headers(scope=scope)

@@ -1,15 +1,63 @@
-"""The page's ``events`` streams are capped: one caller's share, and a total for all callers."""
+"""Who calls the surface: the page session's CSRF token and cookie, and the page sessions
+counted apart for the caps (a made-up session is the one anonymous caller)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
 import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from examples.todo import run_todo
-from foldkit_agent.adapters.web.surface import agent_surface
+from foldkit_agent.adapters.web.surface import CSRF_HEADER, SESSION_COOKIE, agent_surface
 from tests.support.hostile import until
 from tests.support.web_serving import serve
+from tests.support.web_surface import BASE, Env, environment
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[Env]:
+    async with environment() as e:
+        yield e
+
+
+async def test_session_endpoint_hands_out_the_session_bound_token(env: Env) -> None:
+    env.client.cookies.set("todo_session", "s-demo")
+    r = await env.client.get("/agent/session")
+    assert r.json() == {"csrfToken": env.token("s-demo"), "csrfHeader": CSRF_HEADER}
+    env.client.cookies.clear()
+    r = await env.client.get("/agent/session")
+    assert r.status_code == 403
+
+
+async def test_default_session_cookie_when_the_app_has_no_session_hook() -> None:
+    async with run_todo() as (running, rt):
+        app = Starlette(routes=[Mount("/agent", app=agent_surface(rt))])
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
+            r = await c.get("/agent/session")
+            assert SESSION_COOKIE in r.cookies
+            set_cookie = r.headers["set-cookie"].lower()
+            assert "httponly" in set_cookie
+            assert "samesite=strict" in set_cookie
+            assert "path=/agent" in set_cookie
+            token = r.json()["csrfToken"]
+            ok = await c.post(
+                "/agent/invoke/create_todo",
+                json={"title": "Milk"},
+                headers={CSRF_HEADER: token},
+            )
+            assert ok.json()["isError"] is False
+            c.cookies.clear()
+            refused = await c.post(
+                "/agent/invoke/create_todo",
+                json={"title": "Tea"},
+                headers={CSRF_HEADER: token},
+            )
+            assert refused.status_code == 403
+        assert [t.title for t in running.model().todos] == ["Milk"]
 
 
 async def test_pages_at_their_share_of_event_streams_are_refused_with_429_naming_the_cap() -> None:

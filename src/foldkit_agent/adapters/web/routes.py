@@ -1,0 +1,219 @@
+"""The route handlers of one :func:`~foldkit_agent.adapters.web.surface.agent_surface`.
+
+Each route passed the edge guard first (Host, Origin, credentials, body); a handler resolves
+the caller's runtime, runs what was asked and answers in the surface's shapes
+(:mod:`.results`, :func:`.checks.rejected`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Message as AsgiMessage
+from starlette.types import Scope
+
+from ...contract.approval import Approval
+from ...contract.calls import Invocation
+from ...edge.calls import settle as settle_call
+from ...edge.calls import start_call
+from ...edge.disconnect import carries_call
+from ...edge.guard import BODY_KEY, Rules
+from ...edge.resolve import (
+    RuntimeUnavailableError,
+    audit_refusal,
+    resolve_runtime,
+    settle,
+    static_runtime,
+)
+from ...edge.wire import WireError
+from ...runtime.bound import AgentRuntime
+from .approvals import PageApprovals, who
+from .checks import rejected
+from .csrf import CsrfTokens
+from .feed import PageFeeds
+from .results import call_tool_result, page_tool
+from .sessions import PageSessions, page_owner, service_caller, session_answer
+
+__all__ = ["Surface", "SurfaceConfig"]
+
+_log = logging.getLogger("foldkit_agent.adapters.web.surface")
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceConfig:
+    """What :func:`~foldkit_agent.adapters.web.surface.agent_surface` was given that its
+    routes read (see its arguments)."""
+
+    target: Any
+    credentials_of: Callable[[Request], Any] | None
+    session_of: Callable[[Request], Any] | None
+    csrf: CsrfTokens
+    transport: str
+    service_transport: str
+    ping: float
+    trust_service_approvals: bool
+
+
+class Surface:
+    """The route handlers of one surface, and what they share: its page sessions, event
+    streams and calls waiting for a person."""
+
+    def __init__(self, config: SurfaceConfig, sessions: PageSessions) -> None:
+        self.c = config
+        self.sessions = sessions
+        self.feeds = PageFeeds(config.ping)
+        self.approvals = PageApprovals(
+            self.feeds,
+            trust_service_approvals=config.trust_service_approvals,
+            service_transport=config.service_transport,
+        )
+
+    # -- shared steps -------------------------------------------------------------------------
+
+    async def _runtime(self, request: Request) -> AgentRuntime[Any, Any] | Response:
+        """The runtime for this request, or a 503 answer when ``resolve`` failed."""
+        try:
+            return await resolve_runtime(self.c.target, request)
+        except RuntimeUnavailableError:
+            return rejected(503, "unavailable", "The application is not available right now.")
+
+    def _transport(self, scope: Scope) -> str:
+        service = Headers(scope=scope).get("authorization") is not None
+        return self.c.service_transport if service else self.c.transport
+
+    def _owner(self, request: Request) -> str | None:
+        return page_owner(request, self.c.session_of)
+
+    async def audit_refusal(
+        self, scope: Scope, rules: Rules, err: WireError, authenticated: bool
+    ) -> None:
+        """Audit an edge refusal of ``invoke/<name>`` in the runtime that would have served it.
+
+        Before the caller is known (steps 1 to 3) only a fixed runtime is audited:
+        ``resolve(request)`` is application code, never run for an unknown caller.
+        """
+        if rules.capability is None:
+            return
+        if not authenticated and static_runtime(self.c.target) is None:
+            return
+        rt = await self._runtime(Request(scope))
+        if isinstance(rt, AgentRuntime):
+            transport = self._transport(scope)
+            audit_refusal(rt, capability=rules.capability, transport=transport, err=err)
+
+    async def _credentials(self, request: Request) -> Any:
+        if self.c.credentials_of is None:
+            return None
+        return await settle(self.c.credentials_of(request))
+
+    # -- routes -------------------------------------------------------------------------------
+
+    async def capabilities(self, request: Request) -> Response:
+        rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
+        caps = [page_tool(c) for c in rt.messages.available()]
+        return JSONResponse({"capabilities": caps}, headers=_NO_STORE)
+
+    async def context(self, request: Request) -> Response:
+        rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
+        try:
+            ctx = rt.context()
+        except Exception:
+            _log.warning("reading the context failed", exc_info=True)
+            return rejected(500, "context", "The context could not be read right now.")
+        return JSONResponse({"context": ctx}, headers=_NO_STORE)
+
+    async def session(self, request: Request) -> Response:
+        return session_answer(request, self.sessions, self.c.csrf, self.c.session_of)
+
+    async def events(self, request: Request) -> Response:
+        rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
+        owner = self._owner(request)
+        return self.feeds.stream(rt, owner, lambda: self.approvals.waiting(owner))
+
+    async def invoke(self, request: Request) -> Response:
+        """One invocation; the edge guard has checked the caller and parsed the body."""
+        name = request.path_params["name"]
+        payload: Any = request.scope.get(BODY_KEY, {})
+        try:
+            credentials = await self._credentials(request)
+        except Exception:
+            _log.warning("credentials_of raised; refusing the call", exc_info=True)
+            return rejected(
+                403, "principal", "The caller could not be identified. Nothing was applied.", name
+            )
+        rt = await self._runtime(request)
+        if isinstance(rt, Response):
+            return rt
+        signal = asyncio.Event()
+        owner = self._owner(request)
+        approver, asked = self.approvals.approver(request, owner, credentials)
+        invocation = Invocation(
+            transport=self._transport(request.scope),
+            signal=signal,
+            credentials=credentials,
+            approver=approver,
+        )
+        # the call is scheduled first, so it starts before a disconnect can be noticed
+        call = start_call(rt, name, payload, invocation)
+        carries_call(request.scope)  # a drain waits until this answer is written
+        watcher = asyncio.ensure_future(_wait_disconnect(request, signal))
+        try:
+            outcome = await settle_call(call, signal, asked)
+            if outcome is None and asked is not None:  # a person is asked on the page
+                self.approvals.park(name, owner, call, *asked.result())
+                outcome = await settle_call(call, signal)
+        finally:
+            watcher.cancel()
+        assert outcome is not None  # settle() without `asked` always has an outcome
+        return JSONResponse(call_tool_result(outcome), headers=_NO_STORE)
+
+    async def waiting(self, request: Request) -> Response:
+        """``GET approvals``: this page session's calls waiting for the person."""
+        if service_caller(request) is not None:
+            return rejected(400, "service", "Only the page's own person answers approvals.")
+        waiting = self.approvals.waiting(self._owner(request))
+        return JSONResponse({"approvals": waiting}, headers=_NO_STORE)
+
+    async def answer(self, request: Request) -> Response:
+        """``POST approvals/<id>``: the person's answer (the guard checked Origin and CSRF)."""
+        if service_caller(request) is not None:
+            return rejected(400, "service", "Only the page's own person answers approvals.")
+        body: Any = request.scope.get(BODY_KEY)
+        fields = cast(dict[str, Any], body) if isinstance(body, dict) else {}
+        approve = fields.get("approve")
+        if not isinstance(approve, bool) or set(fields) != {"approve"}:
+            return rejected(400, "malformed", 'Send {"approve": true} or {"approve": false}.')
+        try:
+            credentials = await self._credentials(request)
+        except Exception:
+            _log.warning("credentials_of raised; refusing the answer", exc_info=True)
+            return rejected(403, "principal", "The person could not be identified.")
+        approval = Approval(approved=approve, by=who(credentials))
+        if not self.approvals.decide(request.path_params["key"], self._owner(request), approval):
+            return rejected(404, "not-waiting", "No call of this page waits for that answer.")
+        return JSONResponse({"ok": True, "approved": approve}, headers=_NO_STORE)
+
+
+async def _wait_disconnect(request: Request, signal: asyncio.Event) -> None:
+    """Set ``signal`` when the client goes away while its invocation is still running."""
+    receive = request.receive
+    while True:
+        message: AsgiMessage = await receive()
+        if message.get("type") == "http.disconnect":
+            signal.set()
+            return

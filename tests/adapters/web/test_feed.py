@@ -1,0 +1,76 @@
+"""The page's change feed (``GET events``): ready, then a change after every dispatch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from examples.todo import Model
+from examples.todo.app import RequestedCreateTodo, SelectedTodo, TodoMessage
+from foldkit_agent.adapters.web.surface import CSRF_HEADER, agent_surface
+from tests.support.web_serving import serve
+from tests.support.web_surface import BASE, Env, environment
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[Env]:
+    async with environment() as e:
+        yield e
+
+
+async def _next_event(lines: AsyncIterator[str]) -> tuple[str, dict[str, Any]]:
+    event, data = "message", ""
+    async for line in lines:
+        if line.startswith("event:"):
+            event = line.split(":", 1)[1].strip()
+        elif line.startswith("data:"):
+            data += line.split(":", 1)[1].strip()
+        elif line == "" and data:
+            return event, json.loads(data)
+    raise AssertionError("the stream ended")
+
+
+async def test_events_stream_delivers_a_change_after_a_dispatch(env: Env) -> None:
+    async with serve(env.app) as url, httpx.AsyncClient(base_url=url, timeout=10) as client:
+        async with client.stream("GET", "/agent/events") as r:
+            assert r.status_code == 200
+            assert r.headers["content-type"].startswith("text/event-stream")
+            lines = r.aiter_lines()
+            assert await _next_event(lines) == ("ready", {"available": ["create_todo"]})
+            # a person's Message, dispatched by the application
+            env.running.dispatch(RequestedCreateTodo(title="Milk"))
+            event, data = await _next_event(lines)
+            assert event == "change"
+            assert data["capabilities"] is True
+            assert data["context"] is True
+            assert "select_todo" in data["available"]
+            # an agent's invocation over the surface shows up on the same stream
+            token = env.token()
+            client.cookies.set("todo_session", "s-demo")
+            resp = await client.post(
+                "/agent/invoke/select_todo",
+                json={"id": "todo-1"},
+                headers={CSRF_HEADER: token},
+            )
+            assert resp.json()["isError"] is False
+            event, data = await _next_event(lines)
+            assert event == "change"
+            assert "delete_todo" in data["available"]
+
+
+async def test_events_without_host_subscribe_answer_501() -> None:
+    from examples.todo import TodoAgent
+    from foldkit_agent import Host
+
+    definition = TodoAgent.make(messages=TodoAgent.expose(TodoMessage, {SelectedTodo: "Select"}))
+    rt = TodoAgent.bind(definition=definition, host=Host(model=Model, dispatch=lambda m: None))
+    app = Starlette(routes=[Mount("/agent", app=agent_surface(rt))])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
+        r = await c.get("/agent/events")
+    assert r.status_code == 501
