@@ -82,15 +82,15 @@ async def test_what_may_wait_or_asked_for_progress_is_not_inline(
 ) -> None:
     async with runtime() as rt:
         server = mcp_server(rt, name="paths", version="1")
-        assert not server.answers_inline(call(name, {"by": 1}, meta))
-        assert server.answers_inline(call("bump", {"by": 1}))
-        assert server.answers_inline(call("no_such_tool", {}))  # refused at once
+        assert not server.tools.inline(call(name, {"by": 1}, meta))
+        assert server.tools.inline(call("bump", {"by": 1}))
+        assert server.tools.inline(call("no_such_tool", {}))  # refused at once
 
 
 async def test_a_server_with_a_resolve_target_never_answers_inline() -> None:
     async with runtime() as rt:
         server = mcp_server(lambda _ctx: rt, name="paths", version="1")
-        assert not server.answers_inline(call("bump", {"by": 1}))
+        assert not server.tools.inline(call("bump", {"by": 1}))
 
 
 async def test_a_handshake_era_client_is_never_answered_inline() -> None:

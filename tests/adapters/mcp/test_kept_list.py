@@ -1,5 +1,5 @@
 """A 2026-era ``tools/list`` answered from the bytes the SDK's own pipeline wrote first
-(``adapters/mcp/inline.py``, ``FoldkitMCPServer.listed_bytes``).
+(``adapters/mcp/inline.py``, ``Tools.kept`` in ``listing.py``).
 
 The first ``tools/list`` of an availability set runs the SDK's whole pipeline; later ones with
 the same set are written from kept bytes (counted in ``app.state.mcp_inline.listed``) and are

@@ -21,11 +21,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from examples.todo import AppAgent, run_todo
 from foldkit_agent.adapters.mcp import http_app, mcp_server
-from foldkit_agent.adapters.mcp import server as server_module
 from foldkit_agent.adapters.mcp.listing import (
     CALL_CAPABILITY,
     LIST_CAPABILITIES,
     UNAVAILABLE_NOTE,
+    Tools,
 )
 from tests.support.mcp_cart import AddedItem, run_cart
 from tests.support.mcp_helpers import connected
@@ -302,14 +302,14 @@ def list_handler_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Each run of the adapter's tools/list handler (the pipeline the cache saves), by name of
     the first tool; servers built after this fixture count into it."""
     runs: list[str] = []
-    build = server_module._Adapter.list_tools  # pyright: ignore[reportPrivateUsage]
+    build = Tools.list_tools
 
     async def counting(self: Any, ctx: Any, params: Any) -> Any:
         listed = await build(self, ctx, params)
         runs.append(ctx.protocol_version)
         return listed
 
-    monkeypatch.setattr(server_module._Adapter, "list_tools", counting)  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(Tools, "list_tools", counting)
     return runs
 
 

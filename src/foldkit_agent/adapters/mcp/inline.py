@@ -8,7 +8,7 @@ before either gets ``application/json``); *JSON* awaits the handler in the reque
 and answers ``application/json``, with no notifications and no cancellation on disconnect.
 
 :class:`InlineCalls` answers each request that needs neither itself: a ``tools/call`` that
-:meth:`~foldkit_agent.adapters.mcp.FoldkitMCPServer.answers_inline` says can (no
+:meth:`~foldkit_agent.adapters.mcp.listing.Tools.inline` says can (no
 ``progressToken``, no approval answer, a capability with neither a completion contract nor
 ``confirm``), from a client that accepts both shapes. It runs the SDK's own checks in the order
 ``handle_modern_request`` runs them, on the body the edge guard parsed (``scope[BODY_KEY]``,
@@ -34,7 +34,7 @@ JSON-response manager.
 A 2026-era ``tools/list`` whose answer is already kept is written from bytes. The first
 ``tools/list`` of a protocol version and availability set runs the SDK's whole pipeline, which
 validates and serializes every tool, and its result is kept encoded
-(:meth:`~foldkit_agent.adapters.mcp.FoldkitMCPServer.listed_bytes`). A later one that has no
+(:meth:`~foldkit_agent.adapters.mcp.listing.Tools.kept`). A later one that has no
 parameter but ``_meta`` and passes the SDK's own content-type, envelope, routing-header and
 parameter checks (``TransportSecurityMiddleware.validate_request``;
 ``classify_inbound_request`` and ``find_duplicated_routing_header`` in ``mcp.shared.inbound``;
@@ -126,7 +126,7 @@ class InlineCalls:
     Args:
         app: the SDK's Starlette app (its streaming session manager behind it).
         path: the MCP endpoint path.
-        server: whose :meth:`~FoldkitMCPServer.answers_inline` decides.
+        server: whose :attr:`~FoldkitMCPServer.tools` decide.
         manager: the JSON-response manager (:func:`inline_manager`), already running.
         stats: counts what was answered inline.
     """
@@ -145,6 +145,8 @@ class InlineCalls:
         self.server = server
         self.manager = manager
         self.stats = stats
+        assert server.tools is not None  # every mcp_server() has them
+        self.tools = server.tools
         self.security = TransportSecurityMiddleware(manager.security_settings)
         self._annotated: dict[str, bool] = {}  # tool name -> its schema declares x-mcp-header
 
@@ -152,7 +154,7 @@ class InlineCalls:
         """The request, when it is a 2026-era ``tools/call`` that needs no notifications."""
         if scope["type"] != "http" or scope.get("method") != "POST":
             return None
-        if not self.server.answers_inline(scope.get(BODY_KEY)):
+        if not self.tools.inline(scope.get(BODY_KEY)):
             return None  # not a call that needs nothing (or no body the guard parsed)
         if route_path(scope) != self.path:
             return None
@@ -303,7 +305,7 @@ class InlineCalls:
         if routed is None:
             return None
         route = routed[0]
-        kept = self.server.listed_bytes(route.protocol_version)
+        kept = self.tools.kept(route.protocol_version)
         if kept is None:
             return None
         try:  # the parameter check the SDK's dispatch runs first

@@ -23,15 +23,22 @@ out, so a client assumes its cautious default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import mcp.types as types
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp_types.methods import validate_client_request
 from pydantic_core import to_json
 
 from ...contract.declare import Capability, Hints
 from ...runtime.bound import AgentRuntime
 from .shapes import OUTPUT_SCHEMA, tool_annotations
+
+if TYPE_CHECKING:
+    from .feed import Feed
 
 __all__ = [
     "CALL_CAPABILITY",
@@ -41,9 +48,11 @@ __all__ = [
     "UNAVAILABLE_NOTE",
     "Catalog",
     "Listing",
+    "Tools",
     "call_arguments",
     "check_listing",
     "unavailable_tool",
+    "waits",
 ]
 
 Listing = Literal["available", "all", "catalog"]
@@ -247,3 +256,163 @@ def call_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, Any] | str
             f"{LIST_CAPABILITIES} names it."
         )
     return name, args.get("input", {})
+
+
+# -- tools/list, kept ------------------------------------------------------------------------
+
+
+def waits(cap: Capability | None) -> bool:
+    """Whether a call of ``cap`` may wait once it runs: for its completion contract, or for a
+    person's approval (``confirm``, ``True`` or a predicate). Decided from the contract alone,
+    before the call runs; an unknown capability (``None``) is refused at once.
+
+    Example:
+        >>> waits(rt.definition.by_name["create_todo"])  # has a completion contract
+        True
+    """
+    return cap is not None and (cap.completion is not None or cap.confirm is not None)
+
+
+_STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})
+"""``tools/call`` parameters that keep a call on the streaming path (:meth:`Tools.inline`)."""
+
+
+def _object(value: object) -> dict[str, Any] | None:
+    """``value`` if it is a JSON object (a ``dict``), else ``None``."""
+    return cast("dict[str, Any]", value) if type(value) is dict else None
+
+
+RuntimeOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[AgentRuntime[Any, Any]]]
+"""``(request_context) -> runtime`` as the server resolves it (tracking the connection)."""
+
+
+class Tools:
+    """What one server lists as tools, the list kept in its wire form, and which calls need no
+    stream.
+
+    Args:
+        listing: the listing mode.
+        static: the server's fixed runtime, or ``None`` for a ``resolve`` target.
+        runtime: the server's ``(ctx) -> runtime`` (awaitable).
+        feed: ``runtime -> Feed``, the runtime's change feed, where its tools are built once.
+    """
+
+    def __init__(
+        self,
+        listing: Listing,
+        static: AgentRuntime[Any, Any] | None,
+        runtime: RuntimeOf,
+        feed: Callable[[AgentRuntime[Any, Any]], Feed],
+    ) -> None:
+        self.listing: Listing = listing
+        self.static = static
+        self.runtime = runtime
+        self.feed = feed
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        """The ``tools/list`` handler: tools are built once per runtime (a contract's never
+        change) and filtered by what is available now, per the listing mode."""
+        rt = await self.runtime(ctx)
+        feed = self.feed(rt)
+        if feed.catalog is not None:
+            return types.ListToolsResult(tools=feed.catalog.tools)
+        available = [feed.tools[c.name] for c in rt.messages.available()]
+        if self.listing == "available":
+            return types.ListToolsResult(tools=available)
+        now = {t.name for t in available}
+        listed = [
+            feed.tools[c.name] if c.name in now else feed.unavailable[c.name]
+            for c in rt.messages.all()
+        ]
+        return types.ListToolsResult(tools=listed)
+
+    async def keep(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """``tools/list`` in its wire form, built once per runtime, availability set and
+        protocol version, and reused until one of them changes (a ``Server.middleware``).
+
+        The first request for a set runs the SDK's whole pipeline (:meth:`list_tools`, then
+        the SDK's validation and serialization of every tool for that protocol version); its
+        wire dict is kept on the runtime's feed and later requests return it as a middleware
+        result, which the SDK passes on as written. A request with parameters other than
+        ``_meta`` (a ``cursor``), or whose ``_meta`` the SDK's own parameter check refuses
+        (a ``clientInfo`` of ``7``, a ``logLevel`` of ``42``), always takes the whole
+        pipeline, which answers it in the SDK's words.
+        """
+        params = ctx.params or {}
+        if any(key != "_meta" for key in params) or not isinstance(params.get("_meta", {}), dict):
+            return await call_next(ctx)
+        rt = await self.runtime(ctx)
+        feed = self.feed(rt)
+        names = _available_names(feed, rt)
+        kept = feed.listed.get(ctx.protocol_version)
+        if kept is not None and kept[0] == names and _valid_list(ctx):
+            return kept[1]
+        wire = await call_next(ctx)
+        if isinstance(wire, dict):
+            # Encoded as the SDK writes a JSON-RPC result (compact, ASCII), once per set.
+            encoded = json.dumps(wire, separators=(",", ":")).encode()
+            feed.listed[ctx.protocol_version] = (names, wire, encoded)
+        return wire
+
+    def kept(self, version: str) -> bytes | None:
+        """The encoded ``tools/list`` result kept for ``version`` while the runtime's
+        availability set is the one it was built for; ``None`` for a resolved runtime, before
+        the first ``tools/list`` of that version, or after the set changed."""
+        rt = self.static
+        if rt is None:
+            return None
+        feed = self.feed(rt)
+        kept = feed.listed.get(version)
+        if kept is None or kept[0] != _available_names(feed, rt):
+            return None
+        return kept[2]
+
+    def inline(self, message: object) -> bool:
+        """Whether a modern-era ``tools/call`` (its parsed JSON-RPC message) needs no
+        mid-call notifications, so HTTP can answer it in one JSON response (:mod:`.inline`).
+
+        Decided from the contract before dispatch, for a fixed runtime only (a resolved one is
+        not known until the call runs): a call that carries a ``progressToken``, answers an
+        approval (``requestState``), asks for a task, or names a capability that :func:`waits`
+        takes the SDK's streaming path. An unknown name or a refused catalog call answers at
+        once, so it is inline too.
+
+        Example:
+            >>> tools.inline({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            ...     "params": {"name": "toggle_todo", "arguments": {"id": 1}}})
+            True
+        """
+        rt = self.static
+        body = _object(message)
+        if rt is None or body is None or body.get("method") != "tools/call":
+            return False
+        params = _object(body.get("params"))
+        if params is None or _STREAMED_PARAMS.intersection(params):
+            return False
+        meta = params.get("_meta")
+        if meta is not None and (_object(meta) is None or "progressToken" in meta):
+            return False
+        name = params.get("name")
+        if self.listing == "catalog" and name in CATALOG_NAMES:
+            if name == LIST_CAPABILITIES:
+                return True
+            name = (_object(params.get("arguments")) or {}).get("name")
+        return not isinstance(name, str) or not waits(rt.definition.by_name.get(name))
+
+
+def _valid_list(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """The check the SDK's dispatch runs on a ``tools/list`` before any middleware result
+    counts (``validate_client_request``, public): a kept answer is given only where the SDK
+    would have reached the handler."""
+    try:
+        validate_client_request("tools/list", ctx.protocol_version, ctx.params)
+    except (ValueError, KeyError):  # pydantic's ValidationError is a ValueError
+        return False
+    return True
+
+
+def _available_names(feed: Feed, rt: AgentRuntime[Any, Any]) -> tuple[str, ...]:
+    """What a kept ``tools/list`` depends on: the available names (nothing in catalog mode)."""
+    return () if feed.catalog is not None else tuple(c.name for c in rt.messages.available())

@@ -47,7 +47,7 @@ from collections.abc import (
     Awaitable,
     Callable,
 )
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 import mcp.types as types
@@ -58,12 +58,10 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...contract.approval import Approver
 from ...contract.calls import Invocation
-from ...contract.declare import Capability
 from ...edge.approvals import ParkedApprovals
 from ...edge.calls import credentials_or_none, settle, start_call
 from ...edge.disconnect import abort_when_gone, carries_call, client_gone
@@ -98,9 +96,11 @@ from .listing import (
     LIST_CAPABILITIES,
     Catalog,
     Listing,
+    Tools,
     call_arguments,
     check_listing,
     list_arguments,
+    waits,
 )
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 
@@ -156,6 +156,8 @@ class FoldkitMCPServer(Server[Any]):
     """
 
     _foldkit_adapter: _Adapter | None = None
+    tools: Tools | None = None
+    """What it lists as tools, the list kept in wire form, which calls need no stream."""
 
     def create_initialization_options(
         self,
@@ -177,42 +179,11 @@ class FoldkitMCPServer(Server[Any]):
         if adapter is not None:
             await adapter.abort_calls(grace)
 
-    def answers_inline(self, message: object) -> bool:
-        """Whether a 2026-era ``tools/call`` (its parsed JSON-RPC message) can be answered in
-        one JSON response, without mid-call notifications (:mod:`.inline`): decided from the
-        contract before dispatch; always ``False`` for a server with a ``resolve`` target.
-
-        Example:
-            >>> server.answers_inline({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            ...     "params": {"name": "toggle_todo", "arguments": {"id": 1}}})
-            True
-        """
-        adapter = self._foldkit_adapter
-        return adapter is not None and adapter.answers_inline(message)
-
-    def listed_bytes(self, version: str) -> bytes | None:
-        """The ``tools/list`` result for protocol ``version``, encoded once by the SDK's own
-        pipeline and kept until the availability set changes, or ``None`` (:mod:`.inline`)."""
-        adapter = self._foldkit_adapter
-        return None if adapter is None else adapter.listed_bytes(version)
-
     def close_feeds(self) -> None:
         """Stop watching every runtime this server has served (idempotent)."""
         adapter = self._foldkit_adapter
         if adapter is not None:
             adapter.close()
-
-
-def _valid_list(ctx: ServerRequestContext[Any, Any]) -> bool:
-    """The check the SDK's dispatch runs on a ``tools/list`` before any middleware result
-    counts (``validate_client_request``, public): a kept answer is given only where the SDK
-    would have reached the handler (issue 20: the kept list answered 200 to a ``_meta`` the
-    SDK refuses with -32602)."""
-    try:
-        validate_client_request("tools/list", ctx.protocol_version, ctx.params)
-    except (ValueError, KeyError):  # pydantic's ValidationError is a ValueError
-        return False
-    return True
 
 
 def _text(text: str) -> list[types.ContentBlock]:
@@ -239,6 +210,7 @@ class _Adapter:
         self.schemas: dict[str, dict[str, Any]] = {}
         self.calls: dict[asyncio.Future[Any], asyncio.Event] = {}  # in flight -> its signal
         self.parked = ParkedApprovals()  # modern-era calls waiting for their approval
+        self.tools = Tools(self.listing, self.static, self.runtime, self.feed)
         if self.static is not None:
             self.schemas = {c.name: c.input_schema for c in self.static.messages.all()}
             if self.listing == "catalog":
@@ -283,7 +255,7 @@ class _Adapter:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         if ctx.method == "tools/list":
-            return await self.listed(ctx, call_next)
+            return await self.tools.keep(ctx, call_next)
         result = await call_next(ctx)
         if self.static is not None and ctx.method == "notifications/initialized":
             self.track(ctx, self.static)
@@ -306,67 +278,7 @@ class _Adapter:
             feed.close()
         self.feeds.clear()
 
-    async def listed(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        """``tools/list`` in its wire form, built once per runtime, availability set and
-        protocol version, and reused until one of them changes.
-
-        The first request for a set runs the SDK's whole pipeline (:meth:`list_tools`, then
-        the SDK's validation and serialization of every tool for that protocol version); its
-        wire dict is kept on the runtime's feed and later requests return it as a middleware
-        result, which the SDK passes on as written. A request with parameters other than
-        ``_meta`` (a ``cursor``), or whose ``_meta`` the SDK's own parameter check refuses
-        (a ``clientInfo`` of ``7``, a ``logLevel`` of ``42``: :func:`_valid_list`), always takes
-        the whole pipeline, which answers it in the SDK's words.
-        """
-        params = ctx.params or {}
-        if any(key != "_meta" for key in params) or not isinstance(params.get("_meta", {}), dict):
-            return await call_next(ctx)
-        rt = await self.runtime(ctx)
-        feed = self.feed(rt)
-        names = _available_names(feed, rt)
-        kept = feed.listed.get(ctx.protocol_version)
-        if kept is not None and kept[0] == names and _valid_list(ctx):
-            return kept[1]
-        wire = await call_next(ctx)
-        if isinstance(wire, dict):
-            # Encoded as the SDK writes a JSON-RPC result (compact, ASCII), once per set.
-            encoded = json.dumps(wire, separators=(",", ":")).encode()
-            feed.listed[ctx.protocol_version] = (names, wire, encoded)
-        return wire
-
-    def listed_bytes(self, version: str) -> bytes | None:
-        """The encoded ``tools/list`` result kept for ``version`` while the runtime's
-        availability set is the one it was built for; ``None`` for a resolved runtime, before
-        the first ``tools/list`` of that version, or after the set changed."""
-        rt = self.static
-        if rt is None:
-            return None
-        feed = self.feed(rt)
-        kept = feed.listed.get(version)
-        if kept is None or kept[0] != _available_names(feed, rt):
-            return None
-        return kept[2]
-
     # handlers
-
-    async def list_tools(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        rt = await self.runtime(ctx)
-        feed = self.feed(rt)  # tools are built once per runtime: a contract's never change
-        if feed.catalog is not None:
-            return types.ListToolsResult(tools=feed.catalog.tools)
-        available = [feed.tools[c.name] for c in rt.messages.available()]
-        if self.listing == "available":
-            return types.ListToolsResult(tools=available)
-        now = {t.name for t in available}
-        listed = [
-            feed.tools[c.name] if c.name in now else feed.unavailable[c.name]
-            for c in rt.messages.all()
-        ]
-        return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -429,33 +341,6 @@ class _Adapter:
                     )
                 answer.set_exception(self.parked.full(owner_of(ctx)))
         return _result(await settle(task, signal, beat=beat, interval=interval))
-
-    def answers_inline(self, message: object) -> bool:
-        """Whether a modern-era ``tools/call`` (its parsed JSON-RPC message) needs no
-        mid-call notifications, so HTTP can answer it in one JSON response (:mod:`.inline`).
-
-        Decided from the contract before dispatch, for a fixed runtime only (a resolved one is
-        not known until the call runs): a call that carries a ``progressToken``, answers an
-        approval (``requestState``), asks for a task, or names a capability that :func:`waits`
-        takes the SDK's streaming path. An unknown name or a refused catalog call answers at
-        once, so it is inline too.
-        """
-        rt = self.static
-        body = _object(message)
-        if rt is None or body is None or body.get("method") != "tools/call":
-            return False
-        params = _object(body.get("params"))
-        if params is None or _STREAMED_PARAMS.intersection(params):
-            return False
-        meta = params.get("_meta")
-        if meta is not None and (_object(meta) is None or "progressToken" in meta):
-            return False
-        name = params.get("name")
-        if self.listing == "catalog" and name in CATALOG_NAMES:
-            if name == LIST_CAPABILITIES:
-                return True
-            name = (_object(params.get("arguments")) or {}).get("name")
-        return not isinstance(name, str) or not waits(rt.definition.by_name.get(name))
 
     def approver_for(
         self, ctx: ServerRequestContext[Any, Any], credentials: Any
@@ -607,32 +492,6 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
         ) from exc
 
 
-_STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})
-"""``tools/call`` parameters that keep a call on the streaming path (:meth:`answers_inline`)."""
-
-
-def _available_names(feed: Feed, rt: AgentRuntime[Any, Any]) -> tuple[str, ...]:
-    """What a kept ``tools/list`` depends on: the available names (nothing in catalog mode)."""
-    return () if feed.catalog is not None else tuple(c.name for c in rt.messages.available())
-
-
-def _object(value: object) -> dict[str, Any] | None:
-    """``value`` if it is a JSON object (a ``dict``), else ``None``."""
-    return cast("dict[str, Any]", value) if type(value) is dict else None
-
-
-def waits(cap: Capability | None) -> bool:
-    """Whether a call of ``cap`` may wait once it runs: for its completion contract, or for a
-    person's approval (``confirm``, ``True`` or a predicate). Decided from the contract alone,
-    before the call runs; an unknown capability (``None``) is refused at once.
-
-    Example:
-        >>> waits(rt.definition.by_name["create_todo"])  # has a completion contract
-        True
-    """
-    return cap is not None and (cap.completion is not None or cap.confirm is not None)
-
-
 def _result(outcome: Outcome | None) -> types.CallToolResult:
     """The ``tools/call`` answer for an outcome (refusals and defects are ``is_error``)."""
     assert outcome is not None  # settle() without `asked` always has an outcome
@@ -710,7 +569,7 @@ def mcp_server(
         version=version,
         instructions=instructions,
         get_tool_input_schema=adapter.input_schema,
-        on_list_tools=adapter.list_tools,
+        on_list_tools=adapter.tools.list_tools,
         on_call_tool=adapter.call_tool,
         on_list_resources=adapter.list_resources,
         on_read_resource=adapter.read_resource,
@@ -720,4 +579,5 @@ def mcp_server(
     )
     server.middleware.append(adapter.middleware)
     server._foldkit_adapter = adapter  # pyright: ignore[reportPrivateUsage]
+    server.tools = adapter.tools
     return server
