@@ -37,6 +37,7 @@ from .. import __version__
 from ..audit.log import AuditSink, AuditSinkError
 from ..contract.declare import AgentDefinition
 from ..edge.callers import DEFAULT_CALLER_LIMITS, DEFAULT_PAGE_STREAMS, CallerLimits
+from ..edge.calls import CallsInFlight
 from ..edge.connections import (
     DEFAULT_CONNECTION_LIMITS,
     HTTP_PARSERS,
@@ -300,6 +301,7 @@ def http_parts(
     """
     parts: list[HttpPart] = []
     table = token_table(tokens) if tokens else None
+    calls = CallsInFlight(caps)  # one set of caps on calls in flight for every adapter
     if mcp:
         from ..adapters.mcp import StaticTokenVerifier, http_app
 
@@ -320,6 +322,7 @@ def http_parts(
                 session_idle_timeout=caps.session_idle_timeout,
                 max_streams_per_caller=caps.streams_per_caller,
                 max_streams=caps.streams,
+                calls=calls,
             )
 
         parts.append(mcp_part)

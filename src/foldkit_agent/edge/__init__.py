@@ -12,8 +12,9 @@
 * :mod:`.tenants` — one runtime per tenant per process (:class:`Tenants`, a ``resolve``).
 * :mod:`.activity` — who did what on a runtime, for a person to watch (:class:`ActivityFeed`).
 * :mod:`.startup` — freezing what start-up allocated, so the collector never rescans it.
-* :mod:`.calls` — one call in flight: ``runtime.call`` as a task, waited for with signs of
-  life (:mod:`.progress`) and approval (:mod:`.approvals`), aborted through its signal.
+* :mod:`.calls` — one call in flight for every transport (:class:`CallsInFlight`): signal,
+  approver, start, disconnect, progress (:mod:`.progress`), waiting for a person
+  (:mod:`.approvals`), settle, and the per-caller caps on calls in flight and waiting.
 * :mod:`.serving` — a uvicorn server that drains its runtimes on SIGTERM and SIGINT.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from .activity import ActivityFeed, ActivityItem
 from .auth import backend_step
+from .calls import PARK, CallRequest, CallsInFlight
 from .guard import (
     BODY_KEY,
     HOST_REFUSAL,
@@ -70,10 +72,13 @@ __all__ = [
     "HOST_REFUSAL",
     "HOST_STATUS",
     "LOOPBACK_HOSTS",
+    "PARK",
     "PREAUTH_DRAIN",
     "ActivityFeed",
     "ActivityItem",
     "Authenticate",
+    "CallRequest",
+    "CallsInFlight",
     "EdgeGuard",
     "Grant",
     "HostPolicy",

@@ -49,6 +49,8 @@ __all__ = [
     "DEFAULT_A2A_CALLS",
     "DEFAULT_A2A_CALLS_PER_CALLER",
     "DEFAULT_CALLER_LIMITS",
+    "DEFAULT_CALLS",
+    "DEFAULT_CALLS_PER_CALLER",
     "DEFAULT_PAGE_SESSIONS",
     "DEFAULT_PAGE_STREAMS",
     "DEFAULT_SESSIONS",
@@ -59,6 +61,8 @@ __all__ = [
     "DEFAULT_TASKS",
     "DEFAULT_TASKS_PER_CALLER",
     "DEFAULT_TASK_MAX_AGE",
+    "DEFAULT_WAITING",
+    "DEFAULT_WAITING_PER_CALLER",
     "CallerLimits",
     "CapReached",
     "Slot",
@@ -98,6 +102,15 @@ DEFAULT_A2A_CALLS_PER_CALLER: Final = 16
 """Most A2A calls (``SendMessage``/``SendStreamingMessage``) one caller may have running."""
 DEFAULT_A2A_CALLS: Final = 1024
 """Most A2A calls all callers may have running."""
+DEFAULT_CALLS_PER_CALLER: Final = 256
+"""Most calls one caller may have in flight at once, on every transport together (a call
+waiting for a person counts among :data:`DEFAULT_WAITING_PER_CALLER` instead)."""
+DEFAULT_CALLS: Final = 1024
+"""Most calls all callers may have in flight at once."""
+DEFAULT_WAITING_PER_CALLER: Final = 16
+"""Most calls one caller may have waiting for a person at once, on every transport together."""
+DEFAULT_WAITING: Final = 1024
+"""Most calls all callers may have waiting for a person at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +130,11 @@ class CallerLimits:
             (:class:`~foldkit_agent.adapters.a2a.BoundedTaskStore`).
         a2a_calls_per_caller, a2a_calls: A2A calls running at once (a call waiting for a
             person's approval is counted among the parked approvals instead).
+        calls_per_caller, calls: calls in flight at once, every transport together
+            (:class:`~foldkit_agent.edge.calls.CallsInFlight`).
+        waiting_per_caller, waiting: calls waiting for a person at once, every transport
+            and era together (an MCP elicitation, a parked 2026-era call, an A2A
+            ``INPUT_REQUIRED`` task, a page approval, an in-process deferred call).
 
     Raises:
         ValueError: a cap below 1 or a timeout that is not a positive number of seconds.
@@ -134,6 +152,10 @@ class CallerLimits:
     task_max_age: float = DEFAULT_TASK_MAX_AGE
     a2a_calls_per_caller: int = DEFAULT_A2A_CALLS_PER_CALLER
     a2a_calls: int = DEFAULT_A2A_CALLS
+    calls_per_caller: int = DEFAULT_CALLS_PER_CALLER
+    calls: int = DEFAULT_CALLS
+    waiting_per_caller: int = DEFAULT_WAITING_PER_CALLER
+    waiting: int = DEFAULT_WAITING
 
     def __post_init__(self) -> None:
         for name in ("session_idle_timeout", "task_max_age"):
@@ -151,6 +173,10 @@ class CallerLimits:
             "tasks",
             "a2a_calls_per_caller",
             "a2a_calls",
+            "calls_per_caller",
+            "calls",
+            "waiting_per_caller",
+            "waiting",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -283,12 +309,15 @@ class Slots:
             CapReached: ``caller`` holds its share (429), or all callers hold the total (503)
                 and none can be evicted.
         """
-        refused = self.refusal(caller)
-        if refused is not None and refused.status == 503 and self._evict_one():
+        held = self._held.get(caller, 0)
+        if held >= self.per_caller or self._count >= self.total:  # checked inline: every call
             refused = self.refusal(caller)
-        if refused is not None:
-            raise CapReached(refused)
-        self._held[caller] = self._held.get(caller, 0) + 1
+            if refused is not None and refused.status == 503 and self._evict_one():
+                refused = self.refusal(caller)
+            if refused is not None:
+                raise CapReached(refused)
+            held = self._held.get(caller, 0)
+        self._held[caller] = held + 1
         self._count += 1
         slot = Slot(self, caller)
         self._slots.add(slot)

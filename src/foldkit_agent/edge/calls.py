@@ -1,22 +1,52 @@
-"""One call in flight at a network adapter: started on the runtime, waited for, always answered.
+"""One call in flight, for every transport: started, waited for, asked about, always answered.
 
-The network adapters (MCP, A2A, the page surface) only translate: they build an
-:class:`~foldkit_agent.contract.calls.Invocation`, hand the call to
-:meth:`AgentRuntime.call <foldkit_agent.runtime.AgentRuntime.call>` (which never raises for a
-refusal or a defect, and answers in the one :class:`~foldkit_agent.runtime.Outcome` shape), and
-turn that outcome into their protocol's answer. What they share while the call runs lives here:
+The adapters (MCP both eras, A2A, the page surface, Agent Native, the in-process toolsets) only
+translate: a request into a :class:`CallRequest`, and what :meth:`CallsInFlight.run` returns
+into their protocol's answer. Everything between lives here, written once:
 
-* :func:`start_call` runs the call as its own task, so a transport can wait on it, on a
-  person's approval and on a clock at once;
-* :func:`settle` waits for it, with a sign of life every ``interval`` seconds
-  (:func:`~foldkit_agent.edge.progress.beat_until_done`) and, where the transport asks a person
-  across requests, returning early once the call asked for approval;
-* :func:`credentials_or_none` reads the caller's credentials through a hook that may be sync or
-  async, and treats a hook that raises as "nobody".
+* the cancel **signal** and the :class:`~foldkit_agent.contract.calls.Invocation`;
+* the **approver**: one the transport gives (asking on the request itself: a handshake-era MCP
+  elicitation, an in-process approver), or :data:`PARK` (the transport answers "a person must
+  approve" and resumes on a later request: 2026-era MCP ``InputRequiredResult``, A2A
+  ``INPUT_REQUIRED``, the page, an in-process deferred call), or nobody (fail closed);
+* starting the call on the runtime (:meth:`AgentRuntime.call
+  <foldkit_agent.runtime.AgentRuntime.call>`, which answers in the one
+  :class:`~foldkit_agent.runtime.Outcome` shape and never raises for a refusal);
+* the **disconnect relay** (a client gone before its answer aborts the call) and the note that
+  lets a drain wait until the answer is written (:mod:`.disconnect`);
+* **progress**: a beat every ``interval`` seconds while the call waits (:mod:`.progress`);
+* **settle**: waiting until the call answers, the one meaning of the word here. Cancelling the
+  waiter (``notifications/cancelled``, ``tasks/cancel``, shutdown) aborts the call through its
+  signal; the runtime answers and audits it once, then the cancellation propagates;
+* the **caps**, per caller and in all, on calls in flight and on calls waiting for a person,
+  counted the same on every transport and era (below).
 
-Cancelling the task that waits (a client's ``notifications/cancelled``, ``tasks/cancel``, a
-client gone away, shutdown) aborts the call through its signal: the runtime answers and audits
-it once (cancelled, and whether the Message was sent), and the cancellation then propagates.
+The caps. One :class:`CallsInFlight` per server (``serve`` shares one among all its adapters),
+so they are one set of numbers (:class:`~foldkit_agent.edge.callers.CallerLimits`:
+``calls_per_caller``/``calls`` and ``waiting_per_caller``/``waiting``), keyed by the caller the
+edge authenticated (:func:`~foldkit_agent.edge.callers.caller_key`; every anonymous caller
+together is one caller). A call holds one place at a time: among the calls in flight from its
+start, among the calls waiting for a person from the moment it asks one until it ends. A caller
+at its share cannot take what others need:
+
+* past the calls in flight, the call is not started: its answer is a refusal naming the cap
+  (outcome ``"refused"``, ``code`` ``"caller-limit"`` or ``"server-limit"``), audited as
+  ``AgentCapabilityUnavailableError``;
+* past the calls waiting for a person, nobody is asked: the runtime refuses the call as
+  ``AgentApprovalError`` ``"unavailable"`` naming the cap, nothing sent, and the request that
+  carried it is answered at once (so it holds no connection).
+
+Example (an adapter's whole call path)::
+
+    calls = CallsInFlight(CallerLimits())            # one per server
+    got = await calls.run(rt, "delete_todo", {}, CallRequest(
+        transport="mcp", caller=caller_key(scope), credentials=token, ask=PARK, scope=scope))
+    if isinstance(got, ParkedApproval):              # a person must approve first
+        answer_later(got.key, got.request)
+    else:
+        answer_now(got)                              # an Outcome
+    ...
+    outcome = await calls.resume(key, owner, "delete_todo", Approval(approved=True, by="ann"))
 """
 
 from __future__ import annotations
@@ -24,25 +54,274 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable
-from typing import Any
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 import anyio
 
-from ..contract.calls import Invocation
+from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
+from ..contract.calls import Invocation, new_invocation_id
+from ..contract.declare import Capability
 from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import Outcome
+from .approvals import Asked, ParkedApproval, ParkedApprovals
+from .callers import ANONYMOUS, DEFAULT_CALLER_LIMITS, CallerLimits, CapReached, Slot, Slots
+from .disconnect import abort_when_gone, carries_call, client_gone
 from .progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done
+from .resolve import audit_refusal, principal_for_record
+from .wire import WireError
 
-__all__ = ["credentials_or_none", "settle", "start_call"]
+__all__ = [
+    "PARK",
+    "CallRequest",
+    "CallsInFlight",
+    "credentials_or_none",
+    "settle",
+    "start_call",
+    "waits",
+]
 
 _log = logging.getLogger("foldkit_agent.edge")
+
+PARK: Final = "park"
+"""``CallRequest.ask``: a person is asked across requests; the call waits parked meanwhile."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallRequest:
+    """What a transport knows of one call, besides the capability and its input.
+
+    Attributes:
+        transport: ``Invocation.transport`` (``"mcp"``, ``"a2a"``, ``"webmcp"``, ...).
+        caller: whose caps the call counts against
+            (:func:`~foldkit_agent.edge.callers.caller_key`; default the anonymous bucket).
+        credentials: ``Invocation.credentials`` (read only by the principal provider).
+        ask: how a person can be asked: an :data:`Approver` asked on this request, :data:`PARK`,
+            or ``None`` (nobody: a ``confirm`` capability is refused as ``"unavailable"``).
+        owner: who may answer a parked call (its authenticated identity, a page session).
+        key: what a parked call waits under (an A2A task id, a tool call id); default a fresh
+            unguessable token.
+        id: ``Invocation.id``; default a new one.
+        scope: the request's ASGI scope (or A2A call state): the disconnect relay reads the
+            guard's "client gone" event from it, and a drain waits for the answer.
+        beat: a sign of life every ``interval`` seconds while the call waits.
+        interval: seconds between beats.
+    """
+
+    transport: str
+    caller: str = ANONYMOUS
+    credentials: Any = None
+    ask: Approver | Literal["park"] | None = None
+    owner: str | None = None
+    key: str | None = None
+    id: str | None = None
+    scope: Mapping[str, Any] | None = None
+    beat: Beat | None = None
+    interval: float = DEFAULT_PROGRESS_INTERVAL
+
+
+class CallsInFlight:
+    """Every call in flight of one server, within the per-caller caps (module docs).
+
+    Args:
+        limits: ``calls_per_caller``/``calls`` and ``waiting_per_caller``/``waiting`` are
+            read; a per-caller share above the total is the total.
+
+    Attributes:
+        running: the calls in flight, per caller (a :class:`~.callers.Slots`).
+        waiting: the calls waiting for a person, per caller.
+        parked: the calls waiting across requests, by key (only their owner answers them).
+    """
+
+    def __init__(self, limits: CallerLimits = DEFAULT_CALLER_LIMITS) -> None:
+        self.running = Slots(
+            "calls in flight",
+            per_caller=min(limits.calls_per_caller, limits.calls),
+            total=limits.calls,
+            advice="Wait for one of them to answer (or cancel one) before starting another.",
+        )
+        self.waiting = Slots(
+            "calls waiting for a person's approval",
+            per_caller=min(limits.waiting_per_caller, limits.waiting),
+            total=limits.waiting,
+            advice="Answer or cancel one of them first.",
+        )
+        # bounded by `waiting` above: its own caps are only a backstop
+        self.parked = ParkedApprovals(per_caller=limits.waiting, total=limits.waiting)
+        self._signals: dict[asyncio.Future[Outcome], tuple[str, asyncio.Event]] = {}
+
+    def __len__(self) -> int:
+        """Calls started and not yet answered (parked ones included)."""
+        return len(self._signals)
+
+    async def run(
+        self, rt: AgentRuntime[Any, Any], name: str, payload: Any, request: CallRequest
+    ) -> Outcome | ParkedApproval:
+        """Run one call of ``name`` until it answers, or until it is parked for a person.
+
+        Returns:
+            The call's :class:`~foldkit_agent.runtime.Outcome`; or, with ``ask=PARK``, the
+            :class:`~.approvals.ParkedApproval` now waiting under its key once the call asked
+            a person (answer it with :meth:`resume`).
+
+        Raises:
+            asyncio.CancelledError: the waiter was cancelled; the call was aborted through its
+                signal and has answered (and been audited) before this propagates.
+        """
+        try:
+            # the one place the call holds: in flight, then (once it asks a person) waiting
+            place = [self.running.take(request.caller)]
+        except CapReached as full:
+            return await self._refused(rt, name, request, full.err)
+        carries_call(request.scope)  # a drain waits until this answer is written
+        ask = request.ask
+        if not waits(rt.definition.by_name.get(name)):
+            # Nothing to wait for, so nothing to beat, ask or abort: awaited here, without a
+            # task of its own, a signal or a disconnect relay.
+            invocation = Invocation(
+                id=request.id or new_invocation_id(),
+                transport=request.transport,
+                credentials=request.credentials,
+            )
+            try:
+                return await rt.call(name, payload, invocation)
+            finally:
+                place[0].release()
+        signal = asyncio.Event()
+        asked: Asked | None = None
+        if ask == PARK:
+            ask, asked = ParkedApprovals.asker()
+        invocation = Invocation(
+            id=request.id or new_invocation_id(),
+            transport=request.transport,
+            signal=signal,
+            credentials=request.credentials,
+            approver=None if ask is None else self._counted(ask, request.caller, place),
+        )
+        call = asyncio.ensure_future(rt.call(name, payload, invocation))
+        self._signals[call] = (request.transport, signal)
+        relay = abort_when_gone(client_gone(request.scope), signal)
+
+        def ended(_call: asyncio.Future[Outcome]) -> None:
+            del self._signals[call]
+            place[0].release()
+            if relay is not None:
+                relay.cancel()
+
+        call.add_done_callback(ended)
+        outcome = await settle(call, signal, asked, request.beat, request.interval)
+        if outcome is not None:
+            return outcome
+        assert asked is not None  # settle() returns None only once the call asked
+        question, answer = asked.result()
+        key = request.key or secrets.token_urlsafe(32)
+        parked = self.parked.park(key, name, request.owner, call, question, answer)
+        if parked is not None:
+            return parked
+        answer.set_exception(RuntimeError("the call could not be parked: its key is taken"))
+        return await self.settle(call, request.beat, request.interval)
+
+    def _counted(self, ask: Approver, caller: str, place: list[Slot]) -> Approver:
+        """``ask``, once the call has moved its ``place`` among the calls waiting for a
+        person (asked again after an edit, it keeps that place)."""
+
+        async def approve(question: ApprovalRequest) -> Approval:
+            if place[0].slots is self.running:
+                try:
+                    waiting = self.waiting.take(caller)
+                except CapReached as full:
+                    yours = full.err.status == 429
+                    cap = self.waiting.per_caller if yours else self.waiting.total
+                    raise ApprovalsFull(cap, yours=yours) from None
+                place[0].release()
+                place[0] = waiting
+            return await ask(question)
+
+        return approve
+
+    def answer(
+        self, key: str, owner: str | None, capability: str | None, approval: Approval
+    ) -> ParkedApproval | None:
+        """Hand ``approval`` to the call parked under ``key``, when it is ``owner``'s (and a
+        call of ``capability``, if given); ``None`` when none such waits (answered, timed out,
+        cancelled, or another caller's: it then stays for its own caller)."""
+        parked = self.parked.take(key, owner, capability)
+        if parked is not None:
+            parked.decide(approval)
+        return parked
+
+    async def resume(
+        self, key: str, owner: str | None, capability: str | None, approval: Approval
+    ) -> Outcome | None:
+        """:meth:`answer`, then :meth:`settle` the call: its outcome, or ``None`` when no call
+        of ``owner`` waits under ``key``."""
+        parked = self.answer(key, owner, capability, approval)
+        return None if parked is None else await self.settle(parked.task)
+
+    async def settle(
+        self,
+        call: asyncio.Future[Any],
+        beat: Beat | None = None,
+        interval: float = DEFAULT_PROGRESS_INTERVAL,
+    ) -> Outcome:
+        """Wait until ``call`` (started by :meth:`run`) answers; see :func:`settle`."""
+        entry = self._signals.get(call)
+        signal = entry[1] if entry is not None else asyncio.Event()
+        outcome = await settle(call, signal, None, beat, interval)
+        assert outcome is not None  # settle() without `asked` always has an outcome
+        return outcome
+
+    async def abort(self, grace: float, transport: str | None = None) -> None:
+        """Abort every call in flight (of ``transport``, if given) and wait up to ``grace``
+        seconds for each to answer (cancelled, saying whether the Message was sent)."""
+        pending = {c for c, (t, _s) in self._signals.items() if transport in (None, t)}
+        for call in pending:
+            self._signals[call][1].set()
+        if pending:
+            await asyncio.wait(pending, timeout=grace)
+        await anyio.lowlevel.checkpoint()  # let the waiters hand their answers over
+
+    async def _refused(
+        self, rt: AgentRuntime[Any, Any], name: str, request: CallRequest, err: WireError
+    ) -> Outcome:
+        """The answer to a call past a cap on calls in flight: not started, audited."""
+        invocation = Invocation(
+            id=request.id or new_invocation_id(),
+            transport=request.transport,
+            credentials=request.credentials,
+        )
+        audit_refusal(
+            rt,
+            capability=name,
+            transport=request.transport,
+            err=err,
+            invocation_id=invocation.id,
+            principal=await principal_for_record(rt, invocation),
+        )
+        text = f"{name[:200]} was not started: {err.text} Nothing was sent."
+        data = {"status": "refused", "capability": name[:200], "code": err.code, "message": text}
+        return Outcome(False, "refused", name[:200], text, data)
+
+
+def waits(cap: Capability | None) -> bool:
+    """Whether a call of ``cap`` may wait once it runs: for its completion contract, or for a
+    person's approval (``confirm``). Decided from the contract alone, before the call runs; an
+    unknown capability (``None``) is refused at once.
+
+    Example:
+        >>> waits(rt.definition.by_name["create_todo"])  # has a completion contract
+        True
+    """
+    return cap is not None and (cap.completion is not None or cap.confirm is not None)
 
 
 def start_call(
     rt: AgentRuntime[Any, Any], name: str, payload: Any, invocation: Invocation
 ) -> asyncio.Future[Outcome]:
-    """``rt.call(name, payload, invocation)`` as a task of its own.
+    """``rt.call(name, payload, invocation)`` as a task of its own (outside any cap; adapters
+    use :meth:`CallsInFlight.run`).
 
     Example:
         >>> call = start_call(rt, "create_todo", {"title": "Milk"}, Invocation(signal=signal))
@@ -61,7 +340,7 @@ async def settle(
     """Wait for ``call`` to answer; with ``asked``, return ``None`` once it asked for approval.
 
     Args:
-        call: from :func:`start_call`; never cancelled here, only aborted through ``signal``.
+        call: the call's task; never cancelled here, only aborted through ``signal``.
         signal: the invocation's cancel signal.
         asked: set when the call's approver is asked (``ParkedApprovals.asker()``): the call
             then keeps running, parked, and ``None`` is returned.

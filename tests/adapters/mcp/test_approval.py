@@ -178,8 +178,8 @@ async def test_a_parked_call_that_is_never_resumed_times_out_with_nothing_sent()
             )
             assert isinstance(first, types.InputRequiredResult)
             adapter = server._foldkit_adapter  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
-            await asyncio.wait(set(adapter.parked.tasks()))
-            assert len(adapter.parked) == 0
+            await asyncio.wait(set(adapter.calls.parked.tasks()))
+            assert len(adapter.calls.parked) == 0
             late = await client.session.call_tool(
                 "remove_item",
                 {"title": "milk"},

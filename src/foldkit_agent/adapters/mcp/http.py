@@ -40,6 +40,7 @@ from ...edge.callers import (
     DEFAULT_STREAMS_PER_CALLER,
     Slots,
 )
+from ...edge.calls import CallsInFlight
 from ...edge.guard import Authenticate, Classify, EdgeGuard, Rules, jsonrpc_or_plain, route_path
 from ...edge.hosts import HostPolicy
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
@@ -187,6 +188,7 @@ def http_app(
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
     max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
     max_streams: int = DEFAULT_STREAMS,
+    calls: CallsInFlight | None = None,
 ) -> Starlette:
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
@@ -224,6 +226,8 @@ def http_app(
         max_streams_per_caller, max_streams: most open streams (handshake-era ``GET``
             streams and modern-era ``subscriptions/listen``) one caller and all callers may
             hold (defaults 16 and 256); past them, 429 or 503.
+        calls: the server's calls in flight and their per-caller caps, as
+            :func:`mcp_server`.
 
     Returns:
         A :class:`starlette.applications.Starlette` whose lifespan runs the MCP session
@@ -241,6 +245,7 @@ def http_app(
         credentials_of=credentials_of,
         listing=listing,
         progress_interval=progress_interval,
+        calls=calls,
     )
     if token_verifier is not None and auth is None:
         auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)  # pyright: ignore[reportArgumentType]

@@ -34,6 +34,7 @@ from mcp_types.methods import validate_client_request
 from pydantic_core import to_json
 
 from ...contract.declare import Capability, Hints
+from ...edge.calls import waits
 from ...runtime.bound import AgentRuntime
 from .shapes import OUTPUT_SCHEMA, tool_annotations
 
@@ -259,18 +260,6 @@ def call_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, Any] | str
 
 
 # -- tools/list, kept ------------------------------------------------------------------------
-
-
-def waits(cap: Capability | None) -> bool:
-    """Whether a call of ``cap`` may wait once it runs: for its completion contract, or for a
-    person's approval (``confirm``, ``True`` or a predicate). Decided from the contract alone,
-    before the call runs; an unknown capability (``None``) is refused at once.
-
-    Example:
-        >>> waits(rt.definition.by_name["create_todo"])  # has a completion contract
-        True
-    """
-    return cap is not None and (cap.completion is not None or cap.confirm is not None)
 
 
 _STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})

@@ -39,17 +39,14 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import secrets
 from collections.abc import (
     Awaitable,
     Callable,
 )
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
@@ -61,16 +58,10 @@ from mcp.server.models import InitializationOptions
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...contract.approval import Approver
-from ...contract.calls import Invocation
-from ...edge.approvals import ParkedApprovals
-from ...edge.calls import credentials_or_none, settle, start_call
-from ...edge.disconnect import abort_when_gone, carries_call, client_gone
-from ...edge.progress import (
-    DEFAULT_PROGRESS_INTERVAL,
-    Beat,
-    check_interval,
-    waiting_text,
-)
+from ...edge.approvals import ParkedApproval
+from ...edge.callers import ANONYMOUS, caller_key
+from ...edge.calls import PARK, CallRequest, CallsInFlight, credentials_or_none, waits
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
 from ...edge.resolve import (
     RuntimeUnavailableError,
     check_target,
@@ -100,7 +91,6 @@ from .listing import (
     call_arguments,
     check_listing,
     list_arguments,
-    waits,
 )
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
 
@@ -199,6 +189,7 @@ class _Adapter:
         credentials_of: CredentialsOf | None,
         listing: Listing = "available",
         progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+        calls: CallsInFlight | None = None,
     ) -> None:
         self.listing: Listing = check_listing(listing)
         self.progress_interval = check_interval(progress_interval)
@@ -208,8 +199,7 @@ class _Adapter:
         self.credentials_of: CredentialsOf = credentials_of or default_credentials_of
         self.feeds: dict[int, tuple[AgentRuntime[Any, Any], Feed]] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
-        self.calls: dict[asyncio.Future[Any], asyncio.Event] = {}  # in flight -> its signal
-        self.parked = ParkedApprovals()  # modern-era calls waiting for their approval
+        self.calls = CallsInFlight() if calls is None else calls
         self.tools = Tools(self.listing, self.static, self.runtime, self.feed)
         if self.static is not None:
             self.schemas = {c.name: c.input_schema for c in self.static.messages.all()}
@@ -261,17 +251,10 @@ class _Adapter:
             self.track(ctx, self.static)
         return result
 
-    def _forget(self, task: asyncio.Future[Any]) -> None:
-        self.calls.pop(task, None)
-
     async def abort_calls(self, grace: float) -> None:
-        """Abort every call in flight (each answers that its outcome is unknown), then wait."""
-        pending = set(self.calls)
-        for signal in list(self.calls.values()):
-            signal.set()
-        if pending:
-            await asyncio.wait(pending, timeout=grace)
-        await anyio.lowlevel.checkpoint()  # let the handlers hand their answers to the SDK
+        """Abort every MCP call in flight (each answers that its outcome is unknown), then
+        wait up to ``grace`` seconds for their answers."""
+        await self.calls.abort(grace, TRANSPORT)
 
     def close(self) -> None:
         for _rt, feed in list(self.feeds.values()):
@@ -283,99 +266,110 @@ class _Adapter:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        """``tools/call``: the request as a call in flight (:mod:`foldkit_agent.edge.calls`),
+        its outcome as a ``CallToolResult``, or, once a 2026-era call asks a person, an
+        ``InputRequiredResult`` whose ``request_state`` names the parked call."""
         if params.request_state is not None:  # a modern-era client answering an approval
             return await self.resume_approval(ctx, params)
         rt = await self.runtime(ctx)
+        if self.listing == "catalog":
+            called = self.catalog_call(rt, params)
+            if isinstance(called, types.CallToolResult):
+                return called
+            name, payload = called
+        else:
+            name, payload = params.name, {} if params.arguments is None else params.arguments
+        got = await self.calls.run(rt, name, payload, await self.call_request(ctx, rt, name))
+        if isinstance(got, ParkedApproval):
+            return types.InputRequiredResult(
+                input_requests={INPUT_KEY: elicit_request(got.request)}, request_state=got.key
+            )
+        return _result(got)
+
+    async def call_request(
+        self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
+    ) -> CallRequest:
+        """What this request brings to a call of ``name``: who calls (caps and credentials),
+        how a person is asked, the disconnect watch and the progress beat."""
+        credentials = await credentials_or_none(self.credentials_of, ctx)
+        scope = getattr(ctx.request, "scope", None)
+        caller = ANONYMOUS if scope is None else caller_key(scope)
+        if not waits(rt.definition.by_name.get(name)):  # nothing to ask or beat for
+            return CallRequest(TRANSPORT, caller, credentials, scope=scope)
+        return CallRequest(
+            TRANSPORT,
+            caller,
+            credentials,
+            ask=self.approver_for(ctx, credentials),
+            owner=owner_of(ctx),
+            scope=scope,
+            beat=self._progress(ctx, rt, name),
+            interval=self.progress_interval,
+        )
+
+    def catalog_call(
+        self, rt: AgentRuntime[Any, Any], params: types.CallToolRequestParams
+    ) -> tuple[str, Any] | types.CallToolResult:
+        """The capability and input a ``tools/call`` names: itself, or in catalog mode what
+        ``call_capability`` names; ``list_capabilities`` and a malformed catalog call are
+        answered here."""
         name: str = params.name
         payload: Any = {} if params.arguments is None else params.arguments
         catalog = self.feed(rt).catalog
-        if catalog is not None and name in CATALOG_NAMES:
-            args: tuple[str, Any] | str | None
-            if name == LIST_CAPABILITIES:
-                args = list_arguments(params.arguments)
-                if args is None:
-                    text, data = catalog.listed(rt)
-                    return types.CallToolResult(
-                        content=_text(text), structured_content=data, is_error=False
-                    )
-            else:
-                args = call_arguments(params.arguments)
-            if isinstance(args, str):
+        if catalog is None or name not in CATALOG_NAMES:
+            return name, payload
+        args: tuple[str, Any] | str | None
+        if name == LIST_CAPABILITIES:
+            args = list_arguments(params.arguments)
+            if args is None:
+                text, data = catalog.listed(rt)
                 return types.CallToolResult(
-                    content=_text(args),
-                    structured_content={"status": "refused", "capability": None, "message": args},
-                    is_error=True,
+                    content=_text(text), structured_content=data, is_error=False
                 )
-            name, payload = args
-        credentials = await credentials_or_none(self.credentials_of, ctx)
-        scope = getattr(ctx.request, "scope", None)
-        carries_call(scope)  # a drain waits until this answer is written
-        if not waits(rt.definition.by_name.get(name)):
-            # Nothing to wait for, so nothing to beat, ask or abort: the call is awaited here,
-            # without a task of its own, a signal or a disconnect relay.
-            invocation = Invocation(transport=TRANSPORT, credentials=credentials)
-            return _result(await rt.call(name, payload, invocation))
-        signal = asyncio.Event()
-        approver, asked = self.approver_for(ctx, credentials)
-        invocation = Invocation(
-            transport=TRANSPORT, signal=signal, credentials=credentials, approver=approver
-        )
-        task = start_call(rt, name, payload, invocation)
-        self.calls[task] = signal
-        task.add_done_callback(self._forget)
-        # Over HTTP, a client that goes away before its answer aborts the call (both eras;
-        # the 2026 era also cancels this handler, handshake-era HTTP does not).
-        relay = abort_when_gone(client_gone(scope), signal)
-        if relay is not None:
-            task.add_done_callback(lambda _done: relay.cancel())
-        beat = self._progress(ctx, rt, name)
-        interval = self.progress_interval
-        if asked is not None:
-            await settle(task, signal, asked, beat, interval)
-            if asked.done() and not task.done():
-                request, answer = asked.result()
-                token = secrets.token_urlsafe(32)
-                if self.parked.park(token, params.name, owner_of(ctx), task, request, answer):
-                    return types.InputRequiredResult(
-                        input_requests={INPUT_KEY: elicit_request(request)}, request_state=token
-                    )
-                answer.set_exception(self.parked.full(owner_of(ctx)))
-        return _result(await settle(task, signal, beat=beat, interval=interval))
+        else:
+            args = call_arguments(params.arguments)
+        if isinstance(args, str):
+            return types.CallToolResult(
+                content=_text(args),
+                structured_content={"status": "refused", "capability": None, "message": args},
+                is_error=True,
+            )
+        return args
 
     def approver_for(
         self, ctx: ServerRequestContext[Any, Any], credentials: Any
-    ) -> tuple[Approver | None, asyncio.Future[Any] | None]:
-        """How this request can ask a person: ``(approver, asked)``; ``(None, None)`` if not.
+    ) -> Approver | Literal["park"] | None:
+        """How this request can ask a person (``CallRequest.ask``); ``None`` if it cannot.
 
-        Handshake era: an approver that elicits on the request's stream. Modern era: one that
-        parks the call and sets ``asked`` (see :mod:`.approval`).
+        Handshake era: an approver that elicits on the request's stream. Modern era:
+        :data:`~foldkit_agent.edge.calls.PARK` (see :mod:`.approval`).
         """
         if not can_elicit(ctx):
-            return None, None
+            return None
         if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return ParkedApprovals.asker()
-        return handshake_approver(ctx, approver_name(ctx, credentials)), None
+            return PARK
+        return handshake_approver(ctx, approver_name(ctx, credentials))
 
     async def resume_approval(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         """The second leg of a modern-era approval: hand the answer to the parked call."""
-        parked = self.parked.take(params.request_state or "", owner_of(ctx), params.name)
-        if parked is None:
-            return types.CallToolResult(
-                content=_text(
-                    f"No approval request for {params.name!r} is waiting under this "
-                    "request_state: it was answered, timed out or was cancelled, or belongs to "
-                    "another caller. Nothing was sent by this call; call the tool again."
-                ),
-                structured_content={"status": "refused", "capability": params.name},
-                is_error=True,
-            )
         credentials = await credentials_or_none(self.credentials_of, ctx)
         response = (params.input_responses or {}).get(INPUT_KEY)
-        parked.decide(answer_of(response, approver_name(ctx, credentials)))
-        signal = self.calls.get(parked.task) or asyncio.Event()
-        return _result(await settle(parked.task, signal))
+        approval = answer_of(response, approver_name(ctx, credentials))
+        key = params.request_state or ""
+        outcome = await self.calls.resume(key, owner_of(ctx), params.name, approval)
+        if outcome is not None:
+            return _result(outcome)
+        return types.CallToolResult(
+            content=_text(
+                f"No approval request for {params.name!r} is waiting under this "
+                "request_state: it was answered, timed out or was cancelled, or belongs to "
+                "another caller. Nothing was sent by this call; call the tool again."
+            ),
+            structured_content={"status": "refused", "capability": params.name},
+            is_error=True,
+        )
 
     def _progress(
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
@@ -492,9 +486,8 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
         ) from exc
 
 
-def _result(outcome: Outcome | None) -> types.CallToolResult:
+def _result(outcome: Outcome) -> types.CallToolResult:
     """The ``tools/call`` answer for an outcome (refusals and defects are ``is_error``)."""
-    assert outcome is not None  # settle() without `asked` always has an outcome
     if outcome.ok:
         return types.CallToolResult(
             content=_text(f"{outcome.text}\n{outcome.data_json()}"),
@@ -515,6 +508,7 @@ def mcp_server(
     credentials_of: CredentialsOf | None = None,
     listing: Listing = "available",
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+    calls: CallsInFlight | None = None,
 ) -> FoldkitMCPServer:
     """Build a low-level MCP server for a bound runtime.
 
@@ -538,6 +532,9 @@ def mcp_server(
         progress_interval: seconds between ``notifications/progress`` while a ``tools/call``
             that carried a ``progressToken`` waits (default 5). Progress is the seconds
             waited, counted in intervals; the total is the completion's timeout, if any.
+        calls: the server's calls in flight and their per-caller caps
+            (:class:`~foldkit_agent.edge.calls.CallsInFlight`; share one among every adapter
+            of a server so the caps are one set of numbers); default one of its own.
 
     Returns:
         A :class:`FoldkitMCPServer` (an ``mcp.server.Server``): pass it to ``mcp.Client`` for
@@ -563,7 +560,7 @@ def mcp_server(
         >>> result.structured_content["status"]
         'completed'
     """
-    adapter = _Adapter(target, credentials_of, listing, progress_interval)
+    adapter = _Adapter(target, credentials_of, listing, progress_interval, calls)
     server = FoldkitMCPServer(
         name,
         version=version,
