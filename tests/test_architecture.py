@@ -1,6 +1,8 @@
 """The arrows of docs/architecture.md hold in the code: every import under src/foldkit_agent
-points down, adapters do not import each other (native may use web), private SDK internals are
-read only in adapters/<protocol>/_sdk.py, and every test that needs Node or Chromium is marked."""
+points down, adapters do not import each other (native may use web), a library's internals
+(private attributes, and its protocol objects even without an underscore) are reached only in
+its one private module (adapters/<protocol>/_sdk.py, edge/_uvicorn.py), and every test that
+needs Node or Chromium is marked."""
 
 from __future__ import annotations
 
@@ -143,12 +145,81 @@ def test_native_may_use_the_web_surface_and_the_cli_anything() -> None:
 # -- private SDK internals ------------------------------------------------------------------
 
 
+PRIVATE_MODULES: dict[str, str] = {
+    # the one module per library that may reach its internals -> its upgrade test
+    "adapters/a2a/_sdk.py": "tests/adapters/a2a/test_sdk.py",
+    "adapters/mcp/_sdk.py": "tests/adapters/mcp/test_sdk.py",
+    "edge/_uvicorn.py": "tests/edge/test_uvicorn.py",
+}
+
+PROTOCOL_OBJECTS: dict[str, str] = {
+    # a library's protocol machinery (public names, no underscore, but no extension point:
+    # an upgrade may move it) -> the private module that alone may reach it
+    "uvicorn.protocols": "edge/_uvicorn.py",
+    "uvicorn.server": "edge/_uvicorn.py",
+    "uvicorn.lifespan": "edge/_uvicorn.py",
+    "uvicorn.loops": "edge/_uvicorn.py",
+    "uvicorn.Server": "edge/_uvicorn.py",
+    "h11": "edge/_uvicorn.py",
+    "httptools": "edge/_uvicorn.py",
+    "mcp.server.streamable_http": "adapters/mcp/_sdk.py",
+    "mcp.server.session": "adapters/mcp/_sdk.py",
+    "mcp.shared.dispatcher": "adapters/mcp/_sdk.py",
+    "mcp.shared.jsonrpc_dispatcher": "adapters/mcp/_sdk.py",
+    "a2a.server.routes.jsonrpc_dispatcher": "adapters/a2a/_sdk.py",
+    "a2a.server.request_handlers.request_handler": "adapters/a2a/_sdk.py",
+}
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for an attribute chain on a name, else ``None``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def protocol_reaches(source: str, module: str) -> list[str]:
+    """Every import of, or attribute chain into, a library's protocol objects
+    (:data:`PROTOCOL_OBJECTS`) in ``source``, unless ``module`` (``edge/_uvicorn.py``) is the
+    private module that may reach it. Underscore modules of a library count too."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            dotted = _dotted(node)
+            names = [dotted] if dotted is not None else []
+        for name in names:
+            root = name.split(".")[0]
+            underscored = root in ("mcp", "a2a", "uvicorn") and any(
+                part.startswith("_") and not part.startswith("__") for part in name.split(".")
+            )
+            owner = next((m for p, m in PROTOCOL_OBJECTS.items() if _within(name, p)), None)
+            if owner is None and underscored:
+                owner = "edge/_uvicorn.py" if root == "uvicorn" else f"adapters/{root}/_sdk.py"
+            if owner is not None and owner != module:
+                found.append(f"{node.lineno}: {name}")
+                break
+    return found
+
+
 def own_private_attributes() -> set[str]:
     """Underscore attribute names this package defines itself: ``x._a = ...``, class bodies,
-    ``__slots__`` and ``setattr(x, "_a", ...)`` (the ``_sdk.py`` modules define none)."""
+    ``__slots__`` and ``setattr(x, "_a", ...)`` (the private modules define none)."""
     names: set[str] = set()
     for path in SRC.rglob("*.py"):
-        if path.name == "_sdk.py":
+        if str(path.relative_to(SRC)) in PRIVATE_MODULES:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -214,18 +285,51 @@ def test_private_sdk_internals_are_read_only_in_the_sdk_modules() -> None:
     own = own_private_attributes()
     outside: dict[str, list[str]] = {}
     for path in sorted(p for part in SDK_USERS for p in (SRC / part).rglob("*.py")):
-        if path.name == "_sdk.py":
+        if str(path.relative_to(SRC)) in PRIVATE_MODULES:
             continue
         found = sdk_internals_read(path.read_text(), own)
         if found:
             outside[str(path.relative_to(SRC))] = found
     assert outside == {}
-    sdk_modules = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("_sdk.py"))
-    assert sdk_modules == ["adapters/a2a/_sdk.py", "adapters/mcp/_sdk.py"]
-    for module in sdk_modules:
-        assert sdk_internals_read((SRC / module).read_text(), own)  # each reaches something
-        proto = Path(module).parent.name
-        assert (ROOT / "tests" / "adapters" / proto / "test_sdk.py").is_file()
+    private = sorted(
+        str(p.relative_to(SRC)) for p in SRC.rglob("_*.py") if not p.name.startswith("__")
+    )
+    assert private == sorted(PRIVATE_MODULES)
+    for module, upgrade_test in PRIVATE_MODULES.items():
+        source = (SRC / module).read_text()
+        # each reaches something: a private attribute or a protocol object
+        assert sdk_internals_read(source, own) or protocol_reaches(source, "?"), module
+        assert (ROOT / upgrade_test).is_file()
+
+
+def test_a_librarys_protocol_objects_are_reached_only_in_its_private_module() -> None:
+    outside: dict[str, list[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        module = str(path.relative_to(SRC))
+        found = protocol_reaches(path.read_text(), module)
+        if found:
+            outside[module] = found
+    assert outside == {}
+
+
+def test_the_protocol_check_sees_a_reach_without_an_underscore() -> None:
+    cases = [
+        "from uvicorn.protocols.http.h11_impl import H11Protocol",
+        "import uvicorn\nclass S(uvicorn.Server): pass",
+        "import httptools",
+        "import h11\nx = h11.Connection",
+        "from mcp.server.streamable_http import check_accept_headers",
+        "from mcp.server._streamable_http_modern import handle_modern_request",
+        "from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher",
+        "import uvicorn\nuvicorn.protocols.utils.get_path_with_query_string",
+    ]
+    for source in cases:
+        assert protocol_reaches(source, "edge/guard.py"), source
+    fine = "import uvicorn\nconfig = uvicorn.Config(app)\nfrom mcp.server.runner import serve_one"
+    assert protocol_reaches(fine, "edge/guard.py") == []
+    uvicorn_reach = "from uvicorn.protocols.http.h11_impl import H11Protocol"
+    assert protocol_reaches(uvicorn_reach, "edge/_uvicorn.py") == []
+    assert protocol_reaches(uvicorn_reach, "adapters/mcp/_sdk.py") != []  # not its library
 
 
 def test_the_internals_check_sees_a_private_read() -> None:

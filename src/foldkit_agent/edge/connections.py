@@ -62,7 +62,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
 __all__ = [
     "DEFAULT_CONNECTION_LIMITS",
@@ -142,20 +142,21 @@ HEAD_STATUS: Final = 431
 RFC 6585 §5)."""
 
 _INVALID = "Invalid HTTP request received."  # uvicorn's own 400, on both parsers
-_PHRASES: Final = {400: "Bad Request", 431: "Request Header Fields Too Large"}
 
 Refusal = tuple[int, str]
 """``(status, text)`` of a request refused before it reaches the application."""
 
 
-def _too_large(limits: ConnectionLimits) -> Refusal:
+def too_large(limits: ConnectionLimits) -> Refusal:
+    """The 431 of a head over ``max_header_bytes``."""
     return HEAD_STATUS, (
         f"The request's headers are larger than the {limits.max_header_bytes}-byte limit; "
         "send fewer or smaller headers."
     )
 
 
-def _too_many(limits: ConnectionLimits) -> Refusal:
+def too_many(limits: ConnectionLimits) -> Refusal:
+    """The 431 of a head with more than ``max_headers`` fields."""
     return HEAD_STATUS, (
         f"The request has more than {limits.max_headers} header fields, the most one request "
         "may carry; send fewer."
@@ -199,9 +200,9 @@ def head_refusal(
         (400, 'Invalid HTTP request received.')
     """
     if len(fields) > limits.max_headers:
-        return _too_many(limits)
+        return too_many(limits)
     if head_size(method, target, fields) > limits.max_header_bytes:
-        return _too_large(limits)
+        return too_large(limits)
     hosts = lengths = 0
     encodings: list[bytes] = []
     for name, value in fields:
@@ -220,23 +221,6 @@ def head_refusal(
     return None
 
 
-def _answer(status: int, text: str, default_headers: Sequence[tuple[bytes, bytes]]) -> bytes:
-    body = text.encode()
-    lines = [f"HTTP/1.1 {status} {_PHRASES[status]}".encode()]
-    lines += [name + b": " + value for name, value in default_headers]
-    lines += [
-        b"content-type: text/plain; charset=utf-8",
-        b"content-length: " + str(len(body)).encode(),
-        b"connection: close",
-    ]
-    return b"\r\n".join(lines) + b"\r\n\r\n" + body
-
-
-class _Refused(Exception):
-    """Raised from an httptools callback to stop the parser (it raises
-    ``HttpParserCallbackError``, which uvicorn answers through ``send_400_response``)."""
-
-
 def protocol(
     limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS, http: HttpParser = "h11"
 ) -> type[asyncio.Protocol]:
@@ -249,238 +233,9 @@ def protocol(
         ValueError: ``http`` is neither ``"h11"`` nor ``"httptools"``.
         ModuleNotFoundError: that parser is not installed.
     """
-    from uvicorn.protocols.http.h11_impl import H11Protocol  # the ``web`` extra
+    from ._uvicorn import limited_protocol  # uvicorn is the ``web`` extra
 
-    # Both classes keep the same state under the same names (``cycle`` with
-    # ``response_complete`` and ``more_body``, ``flow.read_paused``, ``transport``, ``loop``,
-    # ``connections``) and call the same hooks, so the rules below are typed against h11's;
-    # tests/cli/test_serve_connections.py runs every limit on both.
-    base: type[H11Protocol]
-    if http == "h11":
-        base = H11Protocol
-    elif http == "httptools":
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-        base = cast("type[H11Protocol]", HttpToolsProtocol)
-    else:
-        raise ValueError(f"http takes 'h11' or 'httptools', got {http!r}")
-
-    class LimitedProtocol(base):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.read_timer: asyncio.TimerHandle | None = None
-            self.body_of: object = None  # the request whose body deadline is armed
-            self.idle_since = time.monotonic()
-            self.refusal: Refusal | None = None  # why the head being read is refused
-
-        # -- the states --------------------------------------------------------------------
-
-        def serving(self) -> bool:
-            """A request is in progress (its headers arrived, its answer is not complete)."""
-            cycle: Any = self.cycle  # None until the first request's headers arrive
-            return cycle is not None and not cycle.response_complete
-
-        def reading_body(self) -> bool:
-            return self.serving() and self.cycle.more_body
-
-        def arm(self, seconds: float) -> None:
-            self.disarm()
-            self.read_timer = self.loop.call_later(seconds, self.read_timed_out)
-
-        def disarm(self) -> None:
-            if self.read_timer is not None:
-                self.read_timer.cancel()
-                self.read_timer = None
-
-        def read_timed_out(self) -> None:
-            self.read_timer = None
-            if self.reading_body() and self.flow.read_paused:
-                self.arm(limits.body_timeout)  # we paused reading: the client is not to blame
-                return
-            if self.serving() and not self.reading_body():
-                return  # the request is being answered: not a read any more
-            if not self.transport.is_closing():
-                self.transport.close()
-
-        # -- a refused head ----------------------------------------------------------------
-
-        def refuse(self, refusal: Refusal) -> None:
-            """Answer ``refusal`` and close at once (an answer already under way for an
-            earlier pipelined request is not cut into: the connection just closes)."""
-            self.disarm()
-            if self.transport.is_closing():
-                return
-            if not self.serving():
-                status, text = refusal
-                defaults = self.server_state.default_headers
-                self.transport.write(_answer(status, text, defaults))
-            self.transport.close()
-
-        def send_400_response(self, msg: str) -> None:
-            refusal, self.refusal = self.refusal, None
-            if refusal is None:
-                super().send_400_response(msg)
-            else:
-                self.refuse(refusal)
-
-        # -- uvicorn's hooks ---------------------------------------------------------------
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            if len(self.connections) >= limits.max_connections and not _make_room(self.connections):
-                transport.close()  # every connection is serving a request
-                return
-            super().connection_made(transport)
-            self.idle_since = time.monotonic()
-            self.arm(limits.header_timeout)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self.disarm()
-            if self.transport is None:  # type: ignore[comparison-overlap]
-                return  # refused at the cap before uvicorn saw it
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            waiting = not self.serving()
-            super().data_received(data)
-            if self.transport.is_closing():
-                self.disarm()
-            elif self.reading_body():
-                if self.body_of is not self.cycle:  # its headers just arrived: one deadline
-                    self.body_of = self.cycle
-                    self.arm(limits.body_timeout)
-            elif self.serving():
-                self.disarm()
-            elif waiting and self.read_timer is None:
-                self.arm(limits.header_timeout)  # the first byte of the next request
-
-        def on_response_complete(self) -> None:
-            self.disarm()
-            self.idle_since = time.monotonic()
-            super().on_response_complete()
-
-    limited: type[LimitedProtocol]
-    if http == "h11":
-        import h11
-
-        class CheckedH11(h11.Connection):
-            """h11's server side, its buffer for an unfinished head capped at
-            ``max_header_bytes`` and every whole head checked (:func:`head_refusal`)."""
-
-            def __init__(self, refused: Callable[[Refusal], None]) -> None:
-                super().__init__(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
-                self.refused = refused
-
-            def next_event(self) -> Any:
-                waiting = self.their_state is h11.IDLE  # the next bytes are a request's head
-                try:
-                    event = super().next_event()
-                except h11.RemoteProtocolError as exc:
-                    if waiting and exc.error_status_hint == HEAD_STATUS:  # h11's buffer cap
-                        self.refused(_too_large(limits))
-                    raise
-                if isinstance(event, h11.Request):
-                    fields = [(name.lower(), value) for name, value in event.headers]
-                    version = event.http_version.decode("ascii")
-                    refusal = head_refusal(limits, event.method, event.target, version, fields)
-                    if refusal is not None:
-                        self.refused(refusal)
-                        raise h11.RemoteProtocolError(refusal[1], error_status_hint=refusal[0])
-                return event
-
-        class LimitedH11(LimitedProtocol):
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, **kwargs)
-                self.conn = CheckedH11(self.refused)
-
-            def refused(self, refusal: Refusal) -> None:
-                self.refusal = refusal
-
-        limited = LimitedH11
-    else:
-
-        class LimitedHttpTools(LimitedProtocol):
-            """httptools hands a field over only once it is whole, and keeps the one in
-            progress itself: the whole fields are counted as they come (``on_url``,
-            ``on_header``), the bytes of an unfinished head after each read."""
-
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, **kwargs)
-                self.head: Literal["idle", "head", "body"] = "idle"  # the parser's place
-                self.heads = 0  # heads begun on this connection
-                self.head_bytes = 0  # bytes read while this head was unfinished
-                self.head_counted = 0  # head_size of its whole parts so far
-
-            def stop(self, refusal: Refusal) -> None:
-                self.refusal = refusal
-                raise _Refused(refusal[1])
-
-            def on_message_begin(self) -> None:
-                cast(Any, super()).on_message_begin()
-                self.head, self.heads = "head", self.heads + 1
-                self.head_bytes = self.head_counted = 0
-
-            def on_url(self, url: bytes) -> None:
-                cast(Any, super()).on_url(url)
-                self.head_counted += len(url)
-                if self.head_counted > limits.max_header_bytes:
-                    self.stop(_too_large(limits))
-
-            def on_header(self, name: bytes, value: bytes) -> None:
-                cast(Any, super()).on_header(name, value)
-                self.head_counted += len(name) + len(value) + 4
-                if len(self.headers) > limits.max_headers:
-                    self.stop(_too_many(limits))
-                if self.head_counted > limits.max_header_bytes:
-                    self.stop(_too_large(limits))
-
-            def on_headers_complete(self) -> None:
-                self.head = "body"
-                tools: Any = self  # httptools' own state: its parser, the target so far
-                version = tools.parser.get_http_version()
-                method = tools.parser.get_method()
-                refusal = head_refusal(limits, method, tools.url, version, self.headers)
-                if refusal is not None:
-                    self.stop(refusal)
-                cast(Any, super()).on_headers_complete()
-
-            def on_message_complete(self) -> None:
-                self.head = "idle"
-                cast(Any, super()).on_message_complete()
-
-            def data_received(self, data: bytes) -> None:
-                before, heads = self.head, self.heads
-                super().data_received(data)
-                if self.head != "head" or self.transport.is_closing():
-                    return
-                # Counted only when this read began the head or went on with it (a head begun
-                # after an earlier request's end in the same read starts at the next read).
-                if (before, self.heads) in (("head", heads), ("idle", heads + 1)):
-                    self.head_bytes += len(data)
-                    if self.head_bytes > limits.max_header_bytes:
-                        self.refuse(_too_large(limits))
-
-        limited = LimitedHttpTools
-
-    limited.__name__ = limited.__qualname__ = f"Limited{base.__name__}"
-    return limited
-
-
-def _make_room(connections: set[Any]) -> bool:
-    """Close the connection idle longest (not serving a request); ``False`` if none is."""
-    idle = [
-        c
-        for c in connections
-        if hasattr(c, "idle_since")
-        and not c.serving()
-        and c.transport is not None
-        and not c.transport.is_closing()
-    ]
-    if not idle:
-        return False
-    oldest = min(idle, key=lambda c: c.idle_since)
-    oldest.disarm()
-    oldest.transport.close()
-    return True
+    return limited_protocol(limits, http)
 
 
 _ACCEPT_FAILED = "socket.accept() out of system resource"

@@ -34,12 +34,8 @@ without answering or flushing anything more.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
-import threading
-from collections.abc import Awaitable, Callable, Generator, Sequence
-from types import FrameType
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..runtime.bound import AgentRuntime
@@ -49,8 +45,6 @@ from .disconnect import answers_written
 __all__ = ["draining_server"]
 
 _log = logging.getLogger("foldkit_agent.serve")
-
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def draining_server(
@@ -82,77 +76,43 @@ def draining_server(
         >>> server = draining_server(uvicorn.Config(app, port=8000), [rt])
         >>> await server.serve()  # SIGTERM: drained, closed, returns
     """
-    import uvicorn
+    from ._uvicorn import signalled_server, stop
 
-    class DrainingServer(uvicorn.Server):
-        draining: asyncio.Task[None] | None = None
-        cut_by: int | None = None
-        cut: asyncio.Event | None = None
-        signals = 0
+    draining: list[asyncio.Task[None]] = []
+    cut = asyncio.Event()
 
-        @contextlib.contextmanager
-        def capture_signals(self) -> Generator[None]:
-            # uvicorn's, without re-raising the signal once serve() is done.
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            saved = {sig: signal.signal(sig, self.handle_exit) for sig in SIGNALS}
-            try:
-                yield
-            finally:
-                for sig, handler in saved.items():
-                    signal.signal(sig, handler)
+    async def drain_then_exit() -> None:
+        try:
+            seconds = drain_timeout(*runtimes) if within is None else within
+            pending = sum(rt.pending() for rt in runtimes)
+            _log.warning(
+                "shutting down: draining %d call(s) in flight (up to %gs)", pending, seconds
+            )
+            drained = await drain(*runtimes, within=seconds, grace=grace, cut=cut)
+            if on_drained is not None:
+                on_drained(drained)
+            _log.warning(
+                "drained: %d finished, %d aborted (outcome unknown), %d left",
+                drained.in_flight - drained.aborted,
+                drained.aborted,
+                drained.left,
+            )
+            await answers_written(grace)  # the SDKs write the last answers on their tasks
+            if after_drain is not None:
+                await after_drain()
+        except Exception:
+            _log.warning("draining calls in flight failed", exc_info=True)
+        finally:
+            stop(server)
 
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            self.signals += 1
-            if self.loop is None or self.signals > 2:  # a third signal: stop now
-                self.should_exit = True
-                self.force_exit = True
-                return
-            if self.signals == 2:  # a second: abort and answer the calls in flight now
-                self.cut_by = sig
-                self.loop.call_soon_threadsafe(self.cut_short)
-                return
-            self.loop.call_soon_threadsafe(self.start_drain)
-
-        def start_drain(self) -> None:
-            if self.draining is None:
-                self.cut = asyncio.Event()
-                self.draining = asyncio.ensure_future(self.drain_then_exit())
-
-        def cut_short(self) -> None:
+    def on_signal(sig: int, nth: int) -> None:
+        if nth == 1 and not draining:
+            draining.append(asyncio.ensure_future(drain_then_exit()))
+        elif nth == 2:  # a second: abort and answer the calls in flight now
+            server.cut_by = sig
             _log.warning("second signal: aborting the calls still in flight now")
-            if self.cut is not None:
-                self.cut.set()
+            cut.set()
 
-        async def drain_then_exit(self) -> None:
-            try:
-                seconds = drain_timeout(*runtimes) if within is None else within
-                pending = sum(rt.pending() for rt in runtimes)
-                _log.warning(
-                    "shutting down: draining %d call(s) in flight (up to %gs)", pending, seconds
-                )
-                drained = await drain(*runtimes, within=seconds, grace=grace, cut=self.cut)
-                if on_drained is not None:
-                    on_drained(drained)
-                _log.warning(
-                    "drained: %d finished, %d aborted (outcome unknown), %d left",
-                    drained.in_flight - drained.aborted,
-                    drained.aborted,
-                    drained.left,
-                )
-                await answers_written(grace)  # the SDKs write the last answers on their tasks
-                if after_drain is not None:
-                    await after_drain()
-            except Exception:
-                _log.warning("draining calls in flight failed", exc_info=True)
-            finally:
-                self.should_exit = True
-
-        loop: asyncio.AbstractEventLoop | None = None
-
-        async def serve(self, sockets: list[Any] | None = None) -> None:
-            self.loop = asyncio.get_running_loop()
-            await super().serve(sockets=sockets)
-
-    return DrainingServer(config)
+    server = signalled_server(config, on_signal)
+    server.cut_by = None
+    return server

@@ -189,3 +189,12 @@ async def test_a_9900_value_body_is_checked_without_the_sdks_walk_over_a_real_so
             await client.close()
     assert task.status.state == TaskState.TASK_STATE_REJECTED
     assert walked == ["GetTaskRequest"]  # the spy sees what the SDK still checks itself
+
+
+def test_the_dispatcher_still_names_the_params_model_of_each_method() -> None:
+    from a2a.types import SendMessageRequest
+
+    from foldkit_agent.adapters.a2a._sdk import params_model
+
+    assert params_model("SendMessage") is SendMessageRequest
+    assert params_model("NoSuchMethod") is None

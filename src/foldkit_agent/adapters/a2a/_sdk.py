@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers import request_handler as _rh
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.utils import proto_utils as _pu
 from a2a.utils.errors import InvalidParamsError
 from google.api.field_behavior_pb2 import FieldBehavior, field_behavior
@@ -24,6 +25,7 @@ __all__ = [
     "DUPLICATE_RECORDS",
     "below_required_check",
     "check_required_fields",
+    "params_model",
     "required_field_errors",
     "unfinished_tasks",
 ]
@@ -214,3 +216,13 @@ def below_required_check(method: Any) -> Callable[..., Any] | None:
             return cast(Callable[..., Any], getattr(layer, "__wrapped__", None))
         layer = getattr(layer, "__wrapped__", None)
     return None
+
+
+def params_model(method: str | None) -> type[ProtobufMessage] | None:
+    """The protobuf message a JSON-RPC ``method``'s params decode into, or ``None``.
+
+    a2a-sdk 1.3 keeps the table on its JSON-RPC dispatcher (``METHOD_TO_MODEL``), a server
+    internal with no public accessor.
+    """
+    table: Any = getattr(JsonRpcDispatcher, "METHOD_TO_MODEL", {})
+    return None if method is None else table.get(method)

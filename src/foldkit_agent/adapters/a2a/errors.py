@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from a2a.server.context import ServerCallContext
-from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types import (
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
@@ -37,7 +36,7 @@ from starlette.types import ASGIApp, Scope
 
 from ...edge.guard import BODY_KEY, route_path
 from ...edge.wire import is_json_content_type
-from ._sdk import CLIENT_ERROR_RECORDS, DUPLICATE_RECORDS
+from ._sdk import CLIENT_ERROR_RECORDS, DUPLICATE_RECORDS, params_model
 from .answers import AnswerRewriter, Hold
 
 __all__ = []
@@ -148,7 +147,7 @@ class _Exchange:
 
     def rpc_params_text(self) -> str:
         method = self.rpc_method()
-        model = JsonRpcDispatcher.METHOD_TO_MODEL.get(method)
+        model = params_model(method)
         doc = self.document()
         params: Any = cast(dict[str, Any], doc).get("params", {}) if isinstance(doc, dict) else {}
         head = f"The params of {method or 'the call'} do not match the A2A 1.0 schema: "

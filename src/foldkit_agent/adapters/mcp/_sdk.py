@@ -14,6 +14,7 @@ from mcp.server._streamable_http_modern import (  # pyright: ignore[reportPrivat
 )
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.dispatcher import DispatchContext
 from mcp.shared.message import ServerMessageMetadata
@@ -21,7 +22,20 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types import RequestId
 from starlette.requests import Request
 
-__all__ = ["connection_of", "exchange_context", "lifespan_state_of", "open_session_ids"]
+__all__ = [
+    "accepts",
+    "connection_of",
+    "exchange_context",
+    "lifespan_state_of",
+    "open_session_ids",
+]
+
+
+def accepts(request: Request) -> tuple[bool, bool]:
+    """``(accepts JSON, accepts SSE)`` of a request's ``Accept``, as the SDK's HTTP transport
+    reads it (``check_accept_headers`` of its streamable-HTTP transport module, where the
+    transport's protocol objects live)."""
+    return check_accept_headers(request)
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:

@@ -52,7 +52,6 @@ from typing import Any, Final, cast
 
 from mcp.server.connection import Connection
 from mcp.server.runner import modern_error_data, serve_one
-from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import (
@@ -73,7 +72,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...edge.guard import BODY_KEY, route_path
-from ._sdk import exchange_context, lifespan_state_of
+from ._sdk import accepts, exchange_context, lifespan_state_of
 from .server import FoldkitMCPServer
 
 __all__ = ["InlineCalls", "InlineStats", "inline_manager"]
@@ -162,7 +161,7 @@ class InlineCalls:
         if version not in _MODERN:
             return None
         request = Request(scope, receive)
-        has_json, has_sse = check_accept_headers(request)
+        has_json, has_sse = accepts(request)
         return request if has_json and has_sse else None  # the streaming path serves it too
 
     async def _route(
@@ -298,7 +297,7 @@ class InlineCalls:
         if route_path(scope) != self.path:
             return None
         request = Request(scope)
-        has_json, has_sse = check_accept_headers(request)
+        has_json, has_sse = accepts(request)
         if not (has_json and has_sse):
             return None
         routed = await self._route(scope, request, message)
