@@ -1,81 +1,72 @@
-"""``ParkedApprovals.start``: run a call until it ends or asks a person, then park it."""
+"""Calls waiting for a person across requests (``ParkedApprovals``), as
+:class:`~foldkit_agent.edge.calls.CallsInFlight` parks them: a call runs until it ends or asks
+a person, is parked under its key, and resumes with the answer; past a cap it is refused."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from foldkit_agent import Approval, Invocation
-from foldkit_agent.edge.approvals import ParkedApproval, ParkedApprovals
+from foldkit_agent import Approval
+from foldkit_agent.edge.approvals import ParkedApproval
+from foldkit_agent.edge.callers import CallerLimits
+from foldkit_agent.edge.calls import PARK, CallRequest, CallsInFlight
 from tests.support.inproc import run_notes
 
 
+def _parking(owner: str | None, key: str) -> CallRequest:
+    caller = "anonymous" if owner is None else f"principal:{owner}"
+    return CallRequest("test", caller, ask=PARK, owner=owner, key=key)
+
+
 async def test_a_call_that_asks_a_person_is_parked_and_resumes_with_the_answer() -> None:
-    parked = ParkedApprovals()
+    calls = CallsInFlight()
     async with run_notes() as (running, rt, _sent):
-        got = await parked.start(
-            "k1",
-            "remove_note",
-            "alice",
-            lambda approver: rt.call("remove_note", {"index": 0}, Invocation(approver=approver)),
-        )
+        got = await calls.run(rt, "remove_note", {"index": 0}, _parking("alice", "k1"))
         assert isinstance(got, ParkedApproval)
-        assert "k1" in parked
+        assert "k1" in calls.parked
         assert running.host.model().notes == ("buy milk", "call mom")  # nothing sent yet
-        waiting = parked.take("k1", "alice", "remove_note")
+        assert calls.answer("k1", "bob", "remove_note", Approval(approved=True)) is None
+        waiting = calls.answer("k1", "alice", "remove_note", Approval(approved=True, by="alice"))
         assert waiting is got
-        assert waiting.decide(Approval(approved=True, by="alice"))
-        outcome = await waiting.task
+        outcome = await calls.settle(waiting.task)
         await running.settled()
         assert (outcome.ok, running.host.model().notes) == (True, ("call mom",))
-        assert "k1" not in parked
+        assert "k1" not in calls.parked
 
 
 async def test_a_call_that_asks_nobody_returns_its_outcome_unparked() -> None:
-    parked = ParkedApprovals()
+    calls = CallsInFlight()
     async with run_notes() as (_running, rt, _sent):
-        got = await parked.start(
-            "k1",
-            "add_note",
-            None,
-            lambda approver: rt.call("add_note", {"text": "short"}, Invocation(approver=approver)),
-        )
+        got = await calls.run(rt, "add_note", {"text": "short"}, _parking(None, "k1"))
     assert not isinstance(got, ParkedApproval)
     assert got.kind == "dispatched"
-    assert len(parked) == 0
+    assert len(calls.parked) == 0
 
 
-async def test_a_call_that_cannot_be_parked_is_refused_as_unavailable() -> None:
-    parked = ParkedApprovals(total=0)
+async def test_a_call_past_the_servers_cap_is_refused_as_unavailable_naming_it() -> None:
+    calls = CallsInFlight(CallerLimits(waiting_per_caller=1, waiting=1))
     async with run_notes() as (running, rt, _sent):
-        got = await parked.start(
-            "k1",
-            "remove_note",
-            None,
-            lambda approver: rt.call("remove_note", {"index": 0}, Invocation(approver=approver)),
-        )
+        first = await calls.run(rt, "remove_note", {"index": 0}, _parking("alice", "a1"))
+        got = await calls.run(rt, "remove_note", {"index": 0}, _parking("bob", "b1"))
         notes = running.host.model().notes
-        (entry,) = rt.audit.entries()
+        entries = rt.audit.entries()
+        await calls.abort(1.0)
+    assert isinstance(first, ParkedApproval)
     assert not isinstance(got, ParkedApproval)
     assert (got.kind, got.data["reason"]) == ("refused", "unavailable")
     assert notes == ("buy milk", "call mom")
-    assert entry.approval == "unavailable"
-    assert "Too many calls are waiting for a person's approval on this server (0" in got.text
+    assert entries[-1].approval == "unavailable"
+    assert "Too many calls are waiting for a person's approval on this server (1" in got.text
 
 
 async def test_a_caller_at_its_cap_of_parked_calls_is_told_its_cap_and_others_still_park() -> None:
-    parked = ParkedApprovals(per_caller=1)
-
-    def remove(approver: Any) -> Any:
-        return rt.call("remove_note", {"index": 0}, Invocation(approver=approver))
-
+    calls = CallsInFlight(CallerLimits(waiting_per_caller=1))
     async with run_notes() as (running, rt, _sent):
-        first = await parked.start("a1", "remove_note", "alice", remove)
-        second = await parked.start("a2", "remove_note", "alice", remove)
-        other = await parked.start("b1", "remove_note", "bob", remove)
+        first = await calls.run(rt, "remove_note", {"index": 0}, _parking("alice", "a1"))
+        second = await calls.run(rt, "remove_note", {"index": 0}, _parking("alice", "a2"))
+        other = await calls.run(rt, "remove_note", {"index": 0}, _parking("bob", "b1"))
         notes = running.host.model().notes
-        for waiting in (first, other):
-            assert isinstance(waiting, ParkedApproval)
-            waiting.task.cancel()
+        assert isinstance(first, ParkedApproval)
+        assert isinstance(other, ParkedApproval)
+        await calls.abort(1.0)
     assert not isinstance(second, ParkedApproval)
     assert (second.kind, second.data["reason"]) == ("refused", "unavailable")
     assert second.text.startswith(

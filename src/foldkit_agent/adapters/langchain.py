@@ -49,8 +49,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from ..contract.approval import Approver
-from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
+from ..edge.approvals import ParkedApproval
+from ..edge.calls import IN_PROCESS_LIMITS, CallRequest, CallsInFlight
 from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime, static_runtime
 from ..runtime.bound import AgentRuntime
@@ -114,6 +115,7 @@ class _Tools:
         self.static = static_runtime(target)
         self.credentials = credentials.of
         self.approver = approver
+        self.calls = CallsInFlight(IN_PROCESS_LIMITS)  # the application is the one caller
 
     async def runtime(self, config: RunnableConfig) -> AgentRuntime[Any, Any]:
         return await resolve_runtime(self.target, config)
@@ -125,12 +127,10 @@ class _Tools:
             sent = _ARGUMENTS.get()
             payload = unpacked if sent is _UNSET else sent
             rt = await self.runtime(config)
-            invocation = Invocation(
-                transport=TRANSPORT,
-                credentials=await self.credentials(config),
-                approver=self.approver,
-            )
-            outcome = await rt.call(name, payload, invocation)
+            credentials = await self.credentials(config)
+            request = CallRequest(TRANSPORT, credentials=credentials, ask=self.approver)
+            outcome = await self.calls.run(rt, name, payload, request)
+            assert not isinstance(outcome, ParkedApproval)  # parked only with ask=PARK
             if not outcome.ok:
                 raise ToolException(outcome.text)
             return outcome.data_json(), outcome.data

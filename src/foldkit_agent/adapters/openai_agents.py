@@ -59,9 +59,9 @@ from agents import AgentBase, FunctionTool, RunContextWrapper, Tool, ToolApprova
 from agents.tool_context import ToolContext
 
 from ..contract.approval import Approval, ApprovalRequest, Approver
-from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
-from ..edge.approvals import MAX_PARKED, ParkedApproval, ParkedApprovals
+from ..edge.approvals import ParkedApproval
+from ..edge.calls import IN_PROCESS_LIMITS, PARK, CallRequest, CallsInFlight
 from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime, static_runtime
 from ..edge.wire import WireError, loads_strict
@@ -318,8 +318,9 @@ class _Tools:
         self.static = static_runtime(target)
         self.credentials = credentials.of
         self.approver = approver
-        # calls waiting for a person, by call id (the application is the one caller)
-        self.parked = ParkedApprovals(per_caller=MAX_PARKED)
+        # calls in flight; those waiting for a person by call id (the application is one caller)
+        self.calls = CallsInFlight(IN_PROCESS_LIMITS)
+        self.parked = self.calls.parked
         # calls a needs_approval check already ran to the end (nobody had to be asked)
         self.answered: OrderedDict[str, Outcome] = OrderedDict()
         self.availability: dict[int, tuple[AgentRuntime[Any, Any], _Availability]] = {}
@@ -351,15 +352,16 @@ class _Tools:
             answered = self.answered.pop(call_id, None)
             if answered is not None:
                 return _text(answered)
-            parked = self.parked.take(call_id, None, name)
-            if parked is not None:  # the SDK ran it, so the person approved
-                parked.decide(Approval(approved=True))
-                return _text(await parked.task)
+            # the SDK ran it, so the person approved
+            resumed = await self.calls.resume(call_id, None, name, Approval(approved=True))
+            if resumed is not None:
+                return _text(resumed)
             rt = await self.runtime(ctx)
-            invocation = Invocation(
-                transport=TRANSPORT, credentials=await self.credentials(ctx), approver=self.approver
-            )
-            return _text(await rt.call(name, payload_of(arguments), invocation))
+            credentials = await self.credentials(ctx)
+            request = CallRequest(TRANSPORT, credentials=credentials, ask=self.approver)
+            got = await self.calls.run(rt, name, payload_of(arguments), request)
+            assert not isinstance(got, ParkedApproval)  # parked only with ask=PARK
+            return _text(got)
 
         async def is_enabled(ctx: RunContextWrapper[Any], agent: AgentBase[Any]) -> bool:
             self.decline_rejected(ctx)
@@ -386,13 +388,10 @@ class _Tools:
     async def ask(self, ctx: RunContextWrapper[Any], name: str, payload: Any, call_id: str) -> bool:
         """Start the call; ``True`` when it now waits for a person (parked under ``call_id``)."""
         rt = await self.runtime(ctx)
-        credentials = await self.credentials(ctx)
-
-        def start(approver: Approver) -> Awaitable[Outcome]:
-            invocation = Invocation(transport=TRANSPORT, credentials=credentials, approver=approver)
-            return rt.call(name, payload, invocation)
-
-        got = await self.parked.start(call_id, name, None, start)
+        request = CallRequest(
+            TRANSPORT, credentials=await self.credentials(ctx), ask=PARK, key=call_id
+        )
+        got = await self.calls.run(rt, name, payload, request)
         if isinstance(got, ParkedApproval):
             return True
         self.answered[call_id] = got
@@ -404,9 +403,7 @@ class _Tools:
         """Hand each call the person rejected its answer (the SDK runs no tool for it)."""
         for parked in self.parked.of(None):
             if ctx.is_tool_approved(parked.capability, parked.key) is False:
-                taken = self.parked.take(parked.key, None, parked.capability)
-                if taken is not None:
-                    taken.decide(Approval(approved=False))
+                self.calls.answer(parked.key, None, parked.capability, Approval(approved=False))
 
     def approval_request(self, call_id: str) -> ApprovalRequest | None:
         for parked in self.parked.of(None):

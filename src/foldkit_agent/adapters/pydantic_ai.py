@@ -61,9 +61,9 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 from ..contract.approval import Approval, Approver
-from ..contract.calls import Invocation
 from ..contract.declare import AgentDefinition, Capability
-from ..edge.approvals import MAX_PARKED, ParkedApproval, ParkedApprovals
+from ..edge.approvals import ParkedApproval
+from ..edge.calls import IN_PROCESS_LIMITS, PARK, CallRequest, CallsInFlight
 from ..edge.credentials import CallerCredentials
 from ..edge.resolve import check_target, resolve_runtime
 from ..runtime.bound import AgentRuntime
@@ -117,8 +117,8 @@ class FoldkitToolset(AbstractToolset[Any]):
         self._strict = strict
         self._approver = approver
         self._tools: dict[int, tuple[AgentDefinition, dict[str, ToolsetTool[Any]]]] = {}
-        # calls waiting for a person, by tool call id (the application is the one caller)
-        self._parked = ParkedApprovals(per_caller=MAX_PARKED)
+        # calls in flight; deferred ones wait by tool call id (the application is one caller)
+        self._calls = CallsInFlight(IN_PROCESS_LIMITS)
 
     @property
     def id(self) -> str | None:
@@ -183,40 +183,30 @@ class FoldkitToolset(AbstractToolset[Any]):
         """
         key = ctx.tool_call_id
         if ctx.tool_call_approved and key is not None:
-            parked = self._parked.take(key, None, name)
-            if parked is not None:
-                parked.decide(Approval(approved=True, by=_approved_by(ctx)))
-                return _answer(await parked.task)
+            approved = Approval(approved=True, by=_approved_by(ctx))
+            resumed = await self._calls.resume(key, None, name, approved)
+            if resumed is not None:
+                return _answer(resumed)
         rt = await self.runtime(ctx)
-        credentials = await self.credentials(ctx)
-        cap = rt.definition.by_name.get(name)
-        if self._approver is not None or key is None or cap is None or cap.confirm is None:
-            invocation = Invocation(
-                transport=TRANSPORT, credentials=credentials, approver=self._approver
-            )
-            return _answer(await rt.call(name, tool_args, invocation))
-
-        def start(approver: Approver) -> Awaitable[Outcome]:
-            invocation = Invocation(transport=TRANSPORT, credentials=credentials, approver=approver)
-            return rt.call(name, tool_args, invocation)
-
-        got = await self._parked.start(key, name, None, start)
+        # without an approver a person is asked the pydantic-ai way: the call is deferred
+        ask = self._approver or (PARK if key is not None else None)
+        request = CallRequest(TRANSPORT, credentials=await self.credentials(ctx), ask=ask, key=key)
+        got = await self._calls.run(rt, name, tool_args, request)
         if isinstance(got, ParkedApproval):
-            request = got.request
-            raise ApprovalRequired(metadata={**request.to_json(), "text": request.text()})
+            question = got.request
+            raise ApprovalRequired(metadata={**question.to_json(), "text": question.text()})
         return _answer(got)
 
     def _decline_denied(self, ctx: RunContext[Any]) -> None:
-        if not len(self._parked) or not ctx.messages:
+        if not len(self._calls.parked) or not ctx.messages:
             return
         last = ctx.messages[-1]
         if not isinstance(last, ModelRequest):
             return
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == "denied":
-                parked = self._parked.take(part.tool_call_id, None, part.tool_name)
-                if parked is not None:
-                    parked.decide(Approval(approved=False, by=_approved_by(ctx)))
+                declined = Approval(approved=False, by=_approved_by(ctx))
+                self._calls.answer(part.tool_call_id, None, part.tool_name, declined)
 
 
 def _approved_by(ctx: RunContext[Any]) -> str | None:

@@ -14,7 +14,6 @@ out by the runtime's ``approval_timeout``, or cancelled.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -66,6 +65,9 @@ class ParkedApproval:
 class ParkedApprovals:
     """Parked calls by key. Bounded: :data:`MAX_PER_CALLER` per caller, :data:`MAX_PARKED`.
 
+    :class:`~foldkit_agent.edge.calls.CallsInFlight` parks its calls here (and counts them
+    within the caps on calls waiting for a person); adapters reach it through that.
+
     Example:
         >>> approver, asked = parked.asker()
         >>> task = asyncio.ensure_future(rt.call(name, payload, Invocation(approver=approver)))
@@ -114,39 +116,6 @@ class ParkedApprovals:
                     answer.cancel()
 
         return approve, asked
-
-    async def start(
-        self, key: str, capability: str, owner: str | None, call: Callable[[Approver], Awaitable[T]]
-    ) -> T | ParkedApproval:
-        """Run ``call(approver)`` until it ends or asks a person, parking it under ``key`` then.
-
-        For a transport that answers "a person must approve" and resumes on a later request
-        (the in-process frameworks' deferred tool calls). Returns what the call returned, or
-        the :class:`ParkedApproval` now waiting under ``key``. A call that cannot be parked (a
-        bound reached, the key taken) is told nobody can be asked (:meth:`full`), so it is
-        refused as ``"unavailable"`` naming the bound, and its end is returned. Cancelling
-        the waiter cancels the call.
-
-        Example:
-            >>> got = await parked.start(call_id, name, None,
-            ...     lambda approver: rt.call(name, payload, Invocation(approver=approver)))
-            >>> isinstance(got, ParkedApproval)   # a person must answer first
-            True
-        """
-        approver, asked = self.asker()
-        task = asyncio.ensure_future(call(approver))
-        try:
-            await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            task.cancel()
-            raise
-        if not task.done():
-            request, answer = asked.result()
-            parked = self.park(key, capability, owner, task, request, answer)
-            if parked is not None:
-                return parked
-            answer.set_exception(self.full(owner))
-        return await task
 
     def park(
         self,

@@ -74,6 +74,7 @@ from .resolve import audit_refusal, principal_for_record
 from .wire import WireError
 
 __all__ = [
+    "IN_PROCESS_LIMITS",
     "PARK",
     "CallRequest",
     "CallsInFlight",
@@ -84,6 +85,13 @@ __all__ = [
 ]
 
 _log = logging.getLogger("foldkit_agent.edge")
+
+IN_PROCESS_LIMITS: Final = CallerLimits(
+    calls_per_caller=DEFAULT_CALLER_LIMITS.calls,
+    waiting_per_caller=DEFAULT_CALLER_LIMITS.waiting,
+)
+"""The caps of an in-process toolset's own :class:`CallsInFlight`: the application is its one
+caller, so that caller's share is the whole."""
 
 PARK: Final = "park"
 """``CallRequest.ask``: a person is asked across requests; the call waits parked meanwhile."""
