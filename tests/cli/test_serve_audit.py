@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from foldkit_agent import AuditLog, JsonlAuditSink, PostgresAuditSink, SqliteAuditSink
 from foldkit_agent.cli import app
-from foldkit_agent.cli.audit_option import attach_audit, open_sink
+from foldkit_agent.cli.serve.audit import attach_audit, open_sink
 from foldkit_agent.edge.wire import loads_strict
 from tests.support.audit_app import bind
 from tests.support.paths import ROOT

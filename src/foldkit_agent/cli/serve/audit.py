@@ -9,9 +9,9 @@ from typing import Any
 
 import anyio
 
-from ..audit.log import AuditLog, AuditSink, audit_log
-from ..runtime.bound import AgentRuntime
-from .loading import TargetError
+from ...audit.log import AuditLog, AuditSink, audit_log
+from ...runtime.bound import AgentRuntime
+from ..loading import TargetError
 
 __all__ = ["AUDIT_HELP", "attach_audit", "audited", "open_sink"]
 
@@ -42,15 +42,15 @@ def open_sink(spec: str, *, durable: bool) -> AuditSink:
     if not target:
         raise ValueError(f"--audit takes sqlite:PATH, jsonl:PATH or postgres:DSN, got {spec!r}")
     if kind == "sqlite":
-        from ..audit.sqlite import SqliteAuditSink
+        from ...audit.sqlite import SqliteAuditSink
 
         return SqliteAuditSink(target, durable=durable)
     if kind == "jsonl":
-        from ..audit.jsonl import JsonlAuditSink
+        from ...audit.jsonl import JsonlAuditSink
 
         return JsonlAuditSink(target, durable=durable)
     if kind in ("postgres", "postgresql"):
-        from ..audit.postgres import PostgresAuditSink
+        from ...audit.postgres import PostgresAuditSink
 
         return PostgresAuditSink(target, durable=durable)
     raise ValueError(f"--audit takes sqlite:PATH, jsonl:PATH or postgres:DSN, got {spec!r}")

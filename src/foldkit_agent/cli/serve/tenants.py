@@ -17,49 +17,25 @@ from typing import Any, overload
 from starlette.responses import Response
 from starlette.types import Scope
 
-from ..audit.log import AuditSink
-from ..contract.declare import AgentDefinition
-from ..edge.guard import Rules, jsonrpc_or_plain, route_path
-from ..edge.tenants import Tenants, foreign_token, own_path_tenant
-from ..edge.tokens import Grant, TokenTable
-from ..edge.wire import WireError
-from ..runtime.bound import AgentRuntime
-from .audit_option import audited, open_sink
-from .loading import fail
+from ...audit.log import AuditSink
+from ...contract.declare import AgentDefinition
+from ...edge.guard import Rules, jsonrpc_or_plain, route_path
+from ...edge.tenants import Tenants, foreign_token, own_path_tenant
+from ...edge.tokens import Grant, TokenTable
+from ...edge.wire import WireError
+from ...runtime.bound import AgentRuntime
+from ..loading import fail
+from .audit import audited, open_sink
+from .options import ServeOptions
+from .target import open_runtime
 
 __all__ = [
     "OpenRuntimes",
     "check_tenant_factory",
-    "check_tenant_options",
     "close_sink",
     "foreign_token_gate",
     "serve_tenants",
 ]
-
-TENANT_MODES = ("principal", "path")
-"""``--tenant-from`` values."""
-
-
-def check_tenant_options(
-    mode: str, idle: float, max_tenants: int, mcp: str | None, webmcp: bool, native: bool, a2a: bool
-) -> None:
-    """Exit with a one-line error unless the ``--tenant-from`` options make sense together."""
-    if mode not in TENANT_MODES:
-        fail(f"--tenant-from takes {' or '.join(TENANT_MODES)}, got {mode!r}")
-    if mcp == "stdio":
-        fail("--tenant-from serves many callers over HTTP; a --mcp stdio server has one user")
-    if webmcp or native or (mcp != "http" and not a2a):
-        # the page and the native endpoint carry no tenant: they take a Tenants in your own
-        # app for now
-        fail(
-            "--tenant-from applies to --mcp http and --a2a only (pass a Tenants to "
-            "webmcp_app or native_app yourself)"
-        )
-    if not idle > 0 or idle == float("inf"):
-        fail(f"--tenant-idle must be a positive number of seconds, got {idle}")
-    if max_tenants < 1:
-        fail(f"--max-tenants must be at least 1, got {max_tenants}")
-
 
 JSONRPC_ROUTES = ("/mcp", "/a2a/jsonrpc")
 """The routes under a tenant's path that answer in JSON-RPC (MCP's and A2A's)."""
@@ -117,8 +93,6 @@ def close_sink(sink: AuditSink) -> None:
 async def _tenant_runtime(
     loaded: Any, reference: str, tenant: str, audit: str | None, durable: bool
 ) -> AsyncGenerator[AgentRuntime[Any, Any]]:
-    from .serve import open_runtime
-
     sink = None if audit is None else open_sink(audit, durable=durable)
     async with open_runtime(partial(loaded, tenant), reference) as rt, audited(rt, sink):
         yield rt
@@ -146,29 +120,29 @@ def _report(tenant: str, why: str) -> None:
 
 
 @asynccontextmanager
-async def serve_tenants(
-    loaded: Any,
-    reference: str,
-    *,
-    key: str,
-    idle: float,
-    max_tenants: int,
-    audit: str | None,
-    audit_durable: bool,
-    verified: bool = False,
-) -> AsyncGenerator[Tenants]:
+async def serve_tenants(loaded: Any, options: ServeOptions) -> AsyncGenerator[Tenants]:
     """The running :class:`~foldkit_agent.edge.Tenants` of ``serve --tenant-from``; every
     runtime closed (and its audit flushed) on exit. Each close is reported on stderr.
 
-    With ``verified`` (``--token`` given), a tenant read off the path is served only to a
-    caller whose token's subject is that tenant (:func:`~foldkit_agent.edge.own_path_tenant`).
+    Args:
+        loaded: what ``options.target`` names, called with each tenant.
+        options: ``tenant_from``, ``tenant_idle``, ``max_tenants`` and the audit flags; with
+            ``tokens`` (``--token`` given), a tenant read off the path is served only to a
+            caller whose token's subject is that tenant
+            (:func:`~foldkit_agent.edge.own_path_tenant`).
     """
+    audit, durable, reference = options.audit, options.audit_durable, options.target
 
     def factory(tenant: str) -> Any:
-        return _tenant_runtime(loaded, reference, tenant, audit, audit_durable)
+        return _tenant_runtime(loaded, reference, tenant, audit, durable)
 
-    mode: Any = own_path_tenant if key == "path" and verified else key
+    key = options.tenant_from
+    mode: Any = own_path_tenant if key == "path" and options.tokens else key
     async with Tenants(
-        factory, key=mode, idle=idle, max_tenants=max_tenants, on_close=_report
+        factory,
+        key=mode,
+        idle=options.tenant_idle,
+        max_tenants=options.max_tenants,
+        on_close=_report,
     ) as tenants:
         yield tenants

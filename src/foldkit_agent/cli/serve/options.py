@@ -1,0 +1,306 @@
+"""The options of ``foldkit-agent serve`` as one value that checks itself.
+
+:class:`ServeOptions` is built once from the command line (``command.py`` parses the strings
+that need parsing: tokens, the local user, the limits) and then read by every other module of
+the command; nothing downstream looks at a flag again. Its checks are the ones ``serve`` makes
+before it opens anything, each refusal one line in the words of the flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, cast
+from urllib.parse import urlsplit
+
+from ...edge.callers import DEFAULT_CALLER_LIMITS, DEFAULT_PAGE_STREAMS, CallerLimits
+from ...edge.connections import (
+    DEFAULT_CONNECTION_LIMITS,
+    HTTP_PARSERS,
+    ConnectionLimits,
+    HttpParser,
+    fast_http,
+)
+from ...edge.hosts import LOOPBACK_HOSTS
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
+from ...edge.tokens import Grant, TokenTable
+
+if TYPE_CHECKING:
+    from ...adapters.mcp.local import LocalUser
+
+__all__ = [
+    "LISTING_MODES",
+    "TENANT_MODES",
+    "ServeOptions",
+    "ServeOptionsError",
+    "Tokens",
+    "parse_tokens",
+    "token_table",
+]
+
+LISTING_MODES: Final = ("available", "all", "catalog")
+"""``--listing`` values (``foldkit_agent.adapters.mcp.listing``; kept here so the command
+line loads without the ``mcp`` extra)."""
+
+TENANT_MODES: Final = ("principal", "path")
+"""``--tenant-from`` values."""
+
+Tokens = Mapping[str, tuple[str, Sequence[str]]]
+"""Static bearer tokens: ``token -> (subject, scopes)``."""
+
+
+class ServeOptionsError(ValueError):
+    """Options ``serve`` cannot run with; the message is one line naming the flags."""
+
+
+def parse_tokens(specs: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
+    """Parse ``--token TOKEN=SUBJECT[;SCOPE,SCOPE...]`` options.
+
+    Raises:
+        ServeOptionsError: a spec without ``=`` or with an empty token or subject.
+
+    Example:
+        >>> parse_tokens(["alice-token=alice;todos:delete"])
+        {'alice-token': ('alice', ['todos:delete'])}
+    """
+    tokens: dict[str, tuple[str, list[str]]] = {}
+    for spec in specs:
+        token, sep, rest = spec.partition("=")
+        subject, _, scopes = rest.partition(";")
+        if not sep or not token.strip() or not subject.strip():
+            raise ServeOptionsError(f"--token takes TOKEN=SUBJECT[;SCOPE,...], got {spec!r}")
+        tokens[token.strip()] = (
+            subject.strip(),
+            [s.strip() for s in scopes.split(",") if s.strip()],
+        )
+    return tokens
+
+
+def token_table(tokens: Tokens) -> TokenTable[Grant]:
+    """The one table MCP, A2A and the tenants' gate look ``--token`` tokens up in."""
+    return TokenTable({t: Grant(who, tuple(scopes)) for t, (who, scopes) in tokens.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """Everything ``foldkit-agent serve`` was asked for, checked together.
+
+    Attributes:
+        target: the ``MODULE:ATTR`` reference of the runtime (factory).
+        mcp: ``"stdio"``, ``"http"`` or ``None`` (no MCP).
+        a2a, webmcp: serve A2A; serve the WebMCP page.
+        native_tokens: bearer tokens of the Agent Native endpoint at ``/native`` (none: not
+            served); each at least 16 characters.
+        host, port: where HTTP listens (``port=0`` picks a free one).
+        allowed_hosts: with a non-loopback ``host``, the host names clients use.
+        name: the server name clients see (``None``: the target's module).
+        base_url: the public origin the A2A card's URLs name.
+        tokens: the bearer tokens MCP and A2A require (:func:`parse_tokens`).
+        local_user: the local user every call of a stdio server carries.
+        audit, audit_durable: where audit entries are stored; answer after storing.
+        listing: the MCP listing mode (:data:`LISTING_MODES`).
+        progress_interval: seconds between signs of life of a waiting call.
+        http_parser: uvicorn's HTTP/1.1 parser, ``"h11"``, ``"httptools"`` or ``None``
+            (the fastest installed).
+        drain_timeout: seconds calls in flight get on SIGTERM (``None``: from the contract).
+        caller_limits: the per-caller caps of every adapter.
+        connection_limits: the timeouts and caps of each HTTP connection.
+        tenant_from, tenant_idle, max_tenants: one runtime per tenant (:data:`TENANT_MODES`).
+        a2a_task_store: where A2A keeps its tasks (``sqlite:PATH``, ``postgres:DSN``).
+
+    Raises:
+        ServeOptionsError: a value out of range, or flags that do not go together (one
+            line, in the flags' words).
+
+    Example:
+        >>> ServeOptions(target="examples.todo:runtime", mcp="http", port=0).server_name
+        'examples.todo'
+    """
+
+    target: str
+    mcp: str | None = None
+    a2a: bool = False
+    webmcp: bool = False
+    native_tokens: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 8000
+    allowed_hosts: tuple[str, ...] = ()
+    name: str | None = None
+    base_url: str | None = None
+    tokens: Tokens = field(default_factory=dict[str, tuple[str, Sequence[str]]])
+    local_user: LocalUser | None = None
+    audit: str | None = None
+    audit_durable: bool = False
+    listing: str = "available"
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL
+    http_parser: str | None = None
+    drain_timeout: float | None = None
+    caller_limits: CallerLimits = DEFAULT_CALLER_LIMITS
+    connection_limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
+    tenant_from: str | None = None
+    tenant_idle: float = 600.0
+    max_tenants: int = 100
+    a2a_task_store: str | None = None
+
+    def __post_init__(self) -> None:
+        for check in (
+            self._check_adapters,
+            self._check_mcp,
+            self._check_numbers,
+            self._check_native,
+            self._check_hosts,
+            self._check_audit,
+            self._check_tenants,
+            self._check_a2a,
+        ):
+            problem = check()
+            if problem is not None:
+                raise ServeOptionsError(problem)
+
+    @property
+    def server_name(self) -> str:
+        """The name clients see: ``name``, else the target's module."""
+        return self.name or self.target.partition(":")[0]
+
+    @property
+    def parser(self) -> HttpParser:
+        """uvicorn's HTTP/1.1 parser: ``http_parser``, else the fastest one installed."""
+        return fast_http() if self.http_parser is None else cast("HttpParser", self.http_parser)
+
+    @property
+    def native(self) -> bool:
+        """Whether the Agent Native endpoint is served."""
+        return bool(self.native_tokens)
+
+    @property
+    def loopback(self) -> bool:
+        """Whether ``host`` is a loopback name (only then may the page be served)."""
+        return self.host in LOOPBACK_HOSTS
+
+    @property
+    def extra_hosts(self) -> list[str] | None:
+        """The host names every adapter accepts besides the loopback ones (``None``: none)."""
+        return None if self.loopback else list(self.allowed_hosts)
+
+    @property
+    def public_host(self) -> str:
+        """The host the printed URLs (and the A2A card) name."""
+        hosts = self.extra_hosts
+        return self.host if not hosts or hosts[0] == "*" else hosts[0]
+
+    def stream_pools(self) -> int:
+        """How many connections every stream pool of this server may hold together.
+
+        Each open stream holds a connection, so the stream caps together must stay below
+        ``max_connections`` (by default they stay under half of it: 256 + 64 + 64 of 1,000).
+        """
+        caps = self.caller_limits
+        return (
+            (caps.streams if self.mcp == "http" else 0)
+            + (caps.page_streams if self.webmcp else 0)
+            + (DEFAULT_PAGE_STREAMS if self.native else 0)
+        )
+
+    def _check_adapters(self) -> str | None:
+        if self.mcp not in (None, "stdio", "http"):
+            return "--mcp takes 'stdio' or 'http'"
+        if self.local_user is not None and self.mcp != "stdio":
+            return (
+                "--principal names the local user of a --mcp stdio server; over HTTP the "
+                "caller comes from the bearer token (--token TOKEN=SUBJECT[;SCOPE,...])"
+            )
+        if self.mcp is None and not self.a2a and not self.webmcp and not self.native:
+            return "choose at least one adapter: --mcp stdio|http, --a2a, --webmcp, --native-token"
+        if self.mcp == "stdio" and (self.a2a or self.webmcp or self.native):
+            return "--mcp stdio uses standard input and output; serve the HTTP adapters separately"
+        return None
+
+    def _check_mcp(self) -> str | None:
+        if self.listing not in LISTING_MODES:
+            return f"--listing takes {', '.join(LISTING_MODES)}, got {self.listing!r}"
+        if self.listing != "available" and self.mcp is None:
+            return "--listing applies to MCP: add --mcp stdio or --mcp http"
+        if self.http_parser is not None and self.http_parser not in HTTP_PARSERS:
+            return f"--http takes {' or '.join(HTTP_PARSERS)}, got {self.http_parser!r}"
+        if self.mcp == "stdio" and self.http_parser is not None:
+            return "--http chooses the HTTP parser; --mcp stdio serves no HTTP"
+        return None
+
+    def _check_numbers(self) -> str | None:
+        interval = self.progress_interval
+        if not 0 < interval < float("inf"):
+            return f"--progress-interval must be a positive number of seconds, got {interval}"
+        drain = self.drain_timeout
+        if drain is not None and not 0 <= drain < float("inf"):
+            return f"--drain-timeout must be a number of seconds >= 0, got {drain}"
+        held, most = self.stream_pools(), self.connection_limits.max_connections
+        if held >= most:
+            return (
+                f"the stream caps hold up to {held} connections together (--max-streams, "
+                f"--max-page-streams, Agent Native's {DEFAULT_PAGE_STREAMS}), which reaches "
+                f"--max-connections {most}: lower them or raise --max-connections"
+            )
+        if not 0 <= self.port <= 65535:
+            return f"--port must be between 0 and 65535, got {self.port}"
+        return None
+
+    def _check_native(self) -> str | None:
+        if any(len(t) < 16 for t in self.native_tokens):
+            return "--native-token must be at least 16 characters"
+        return None
+
+    def _check_hosts(self) -> str | None:
+        if self.webmcp and not self.loopback:
+            return (
+                "the --webmcp page has no sign-in, so it is served on loopback only; mount "
+                "foldkit_agent.adapters.web.webmcp in your own app (with your login) to serve "
+                "it wider"
+            )
+        if self.mcp != "stdio" and not self.loopback and not self.allowed_hosts:
+            return (
+                f"--host {self.host} is not loopback: name the host(s) clients will use with "
+                "--allowed-host NAME (DNS-rebinding protection), and consider --token"
+            )
+        return None
+
+    def _check_audit(self) -> str | None:
+        if self.audit_durable and self.audit is None:
+            return "--audit-durable needs --audit SPEC (where to store the entries)"
+        return None
+
+    def _check_tenants(self) -> str | None:
+        mode = self.tenant_from
+        if mode is None:
+            return None
+        if mode not in TENANT_MODES:
+            return f"--tenant-from takes {' or '.join(TENANT_MODES)}, got {mode!r}"
+        if self.mcp == "stdio":
+            return "--tenant-from serves many callers over HTTP; a --mcp stdio server has one user"
+        if self.webmcp or self.native or (self.mcp != "http" and not self.a2a):
+            # the page and the native endpoint carry no tenant: they take a Tenants in your
+            # own app
+            return (
+                "--tenant-from applies to --mcp http and --a2a only (pass a Tenants to "
+                "webmcp_app or native_app yourself)"
+            )
+        if not 0 < self.tenant_idle < float("inf"):
+            return f"--tenant-idle must be a positive number of seconds, got {self.tenant_idle}"
+        if self.max_tenants < 1:
+            return f"--max-tenants must be at least 1, got {self.max_tenants}"
+        if mode == "principal" and not self.tokens:
+            return "--tenant-from principal needs --token TOKEN=SUBJECT: the tenant is the subject"
+        return None
+
+    def _check_a2a(self) -> str | None:
+        if self.base_url is not None:
+            parsed = urlsplit(self.base_url)
+            if not self.a2a:
+                return "--base-url names the A2A card's URLs: add --a2a"
+            if parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.query:
+                return (
+                    "--base-url takes an origin such as http://proxy.example:8080, got "
+                    f"{self.base_url!r}"
+                )
+        if self.a2a_task_store is not None and not self.a2a:
+            return "--a2a-task-store keeps A2A tasks: add --a2a"
+        return None

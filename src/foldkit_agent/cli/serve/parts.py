@@ -1,0 +1,189 @@
+"""The HTTP side of ``serve``: one Starlette app per adapter asked for, joined into one.
+
+Every adapter contributes one Starlette app; :func:`combine` joins them into one server
+(requests go to the first app with a matching route) and runs all their lifespans.
+:func:`http_parts` builds the list of those apps (one :data:`HttpPart` each) from the options,
+so adding an adapter is one more entry there and one more flag on the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Match, Mount
+from starlette.types import Receive, Scope, Send
+
+from ... import __version__
+from ...edge.calls import CallsInFlight
+from .options import ServeOptions, token_table
+
+if TYPE_CHECKING:
+    from ...adapters.mcp.listing import Listing
+
+__all__ = ["HttpPart", "combine", "http_parts"]
+
+HttpPart = Callable[[Any], Starlette]
+"""Builds one adapter's Starlette app for a target: a runtime, or a ``resolve(ctx)`` such as
+:class:`~foldkit_agent.edge.Tenants`."""
+
+
+def combine(
+    apps: Sequence[Starlette],
+    *,
+    prefix: str = "/",
+    refuse: Callable[[Scope], Response | None] | None = None,
+) -> Starlette:
+    """One Starlette app serving several adapters' apps and running all their lifespans.
+
+    A request goes to the first app that has a route matching it (each keeps its own
+    middleware, e.g. the MCP app's bearer auth); anything else is a 404. Lifespans are entered
+    in order and left in reverse.
+
+    Args:
+        apps: at least one Starlette app.
+        prefix: where they are mounted; ``"/{tenant}"`` serves them under a tenant's path
+            (``/alice/mcp``), the segment left as the ``tenant`` path parameter.
+        refuse: ``refuse(scope)`` asked first for every request under ``prefix``: a response
+            to answer instead of any app (``serve --tenant-from path --token`` refuses another
+            tenant's token with it), or ``None``.
+
+    Raises:
+        ValueError: ``apps`` is empty.
+
+    Example:
+        >>> server = combine([mcp_app, a2a_app])
+    """
+    if not apps:
+        raise ValueError("combine() needs at least one app")
+    parts = list(apps)
+    not_found = PlainTextResponse("Not Found", status_code=404)
+
+    async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+        refused = None if refuse is None or scope["type"] != "http" else refuse(scope)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        for part in parts:
+            for route in part.routes:
+                match, _ = route.matches(scope)
+                if match is not Match.NONE:
+                    await part(scope, receive, send)
+                    return
+        await not_found(scope, receive, send)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncGenerator[None]:
+        async with AsyncExitStack() as stack:
+            for part in parts:
+                await stack.enter_async_context(part.router.lifespan_context(part))
+            yield
+
+    return Starlette(routes=[Mount(prefix, app=dispatch)], lifespan=lifespan)
+
+
+def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) -> list[HttpPart]:
+    """The HTTP adapters ``options`` ask for, in mounting order.
+
+    A2A comes last: its HTTP+JSON binding also answers ``/{tenant}/...`` paths, which would
+    shadow anything mounted after it.
+
+    MCP answers ``/mcp``; A2A ``/.well-known/agent-card.json`` and ``/a2a/...``; WebMCP a page
+    at ``/`` and its surface under ``/agent/``; the endpoint generated Agent Native actions
+    call (``native_app``) ``/native``, for servers sending one of ``options.native_tokens``.
+    With ``options.tokens``, MCP and A2A require one of them as a bearer token (401
+    otherwise; the A2A card stays public), looked up in one shared
+    :class:`~foldkit_agent.edge.TokenTable`; the verified subject and scopes become the
+    call's credentials. The WebMCP page has no login here, so its calls carry no principal.
+    Every adapter accepts the same host names (:attr:`ServeOptions.extra_hosts`) and holds
+    to the same per-caller caps (``options.caller_limits``).
+
+    Args:
+        options: what ``serve`` was asked for.
+        base_url: the origin the A2A card's URLs name (with the tenant's path, if any).
+        task_store: where A2A keeps its tasks (an ``a2a.server.tasks.TaskStore``, such as
+            :class:`~foldkit_agent.adapters.a2a.SqlTaskStore`); by default a
+            ``BoundedTaskStore`` in memory within the caps.
+    """
+    parts: list[HttpPart] = []
+    table = token_table(options.tokens) if options.tokens else None
+    caps = options.caller_limits
+    name, hosts = options.server_name, options.extra_hosts
+    calls = CallsInFlight(caps)  # one set of caps on calls in flight for every adapter
+    if options.mcp == "http":
+        from ...adapters.mcp import StaticTokenVerifier, http_app
+
+        verifier = None if table is None else StaticTokenVerifier(table)
+
+        def mcp_part(rt: Any) -> Starlette:
+            return http_app(
+                rt,
+                name=name,
+                version=__version__,
+                host=options.host,
+                token_verifier=verifier,
+                allowed_hosts=hosts,
+                listing=cast("Listing", options.listing),
+                progress_interval=options.progress_interval,
+                max_sessions_per_caller=caps.sessions_per_caller,
+                max_sessions=caps.sessions,
+                session_idle_timeout=caps.session_idle_timeout,
+                max_streams_per_caller=caps.streams_per_caller,
+                max_streams=caps.streams,
+                calls=calls,
+            )
+
+        parts.append(mcp_part)
+    if options.webmcp:
+        from ...adapters.web.webmcp import webmcp_app
+
+        def webmcp_part(rt: Any) -> Starlette:
+            return webmcp_app(
+                rt,
+                title=name,
+                allowed_hosts=hosts,
+                max_streams_per_caller=caps.streams_per_caller,
+                max_streams=caps.page_streams,
+                max_page_sessions=caps.page_sessions,
+            )
+
+        parts.append(webmcp_part)
+    if options.native:
+        from ...adapters.native import native_app
+
+        def native_part(rt: Any) -> Starlette:
+            return native_app(
+                rt, service_tokens=list(options.native_tokens), path="/native", allowed_hosts=hosts
+            )
+
+        parts.append(native_part)
+    if options.a2a:
+        from ...adapters.a2a import BearerTokenBackend, BoundedTaskStore, a2a_app
+
+        backend = None if table is None else BearerTokenBackend(table, required=True)
+
+        def a2a_part(rt: Any) -> Starlette:
+            return a2a_app(
+                rt,
+                name=name,
+                version=__version__,
+                base_url=base_url,
+                authentication=backend,
+                allowed_hosts=hosts,
+                progress_interval=options.progress_interval,
+                task_store=BoundedTaskStore(
+                    max_tasks=caps.tasks,
+                    max_per_caller=caps.tasks_per_caller,
+                    max_age=caps.task_max_age,
+                )
+                if task_store is None
+                else task_store,
+                max_calls_per_caller=caps.a2a_calls_per_caller,
+                max_calls=caps.a2a_calls,
+            )
+
+        parts.append(a2a_part)
+    return parts

@@ -1,0 +1,87 @@
+"""``ServeOptions`` checks itself: options ``serve`` cannot run with never become a value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from foldkit_agent.adapters.mcp.local import LocalUser
+from foldkit_agent.cli.serve import ServeOptions, ServeOptionsError
+from foldkit_agent.edge.callers import CallerLimits
+from foldkit_agent.edge.connections import ConnectionLimits
+
+TARGET = "examples.todo:runtime"
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({}, "choose at least one adapter"),
+        ({"mcp": "pigeon"}, "--mcp takes 'stdio' or 'http'"),
+        ({"mcp": "http", "local_user": LocalUser("alice")}, "--principal names the local user"),
+        ({"mcp": "stdio", "webmcp": True}, "serve the HTTP adapters separately"),
+        ({"a2a": True, "listing": "all"}, "--listing applies to MCP"),
+        ({"mcp": "stdio", "http_parser": "h11"}, "--mcp stdio serves no HTTP"),
+        ({"mcp": "http", "http_parser": "h2"}, "--http takes h11 or httptools, got 'h2'"),
+        ({"mcp": "http", "progress_interval": float("nan")}, "--progress-interval must be"),
+        ({"mcp": "http", "drain_timeout": -1.0}, "--drain-timeout must be a number of seconds"),
+        ({"mcp": "http", "port": 65536}, "--port must be between 0 and 65535, got 65536"),
+        ({"native_tokens": ("short",)}, "--native-token must be at least 16 characters"),
+        ({"webmcp": True, "host": "0.0.0.0", "allowed_hosts": ("a.example",)}, "loopback only"),
+        ({"a2a": True, "host": "0.0.0.0"}, "--host 0.0.0.0 is not loopback"),
+        ({"mcp": "http", "audit_durable": True}, "--audit-durable needs --audit SPEC"),
+        ({"a2a": True, "tenant_from": "cookie"}, "--tenant-from takes principal or path"),
+        ({"webmcp": True, "tenant_from": "path"}, "--tenant-from applies to --mcp http and --a2a"),
+        ({"a2a": True, "tenant_from": "path", "max_tenants": 0}, "--max-tenants must be at least"),
+        ({"a2a": True, "tenant_from": "principal"}, "--tenant-from principal needs --token"),
+        ({"mcp": "http", "base_url": "http://proxy:8080"}, "--base-url names the A2A card's URLs"),
+        ({"a2a": True, "base_url": "ftp://proxy"}, "--base-url takes an origin"),
+        ({"mcp": "http", "a2a_task_store": "sqlite:t.db"}, "--a2a-task-store keeps A2A tasks"),
+    ],
+)
+def test_options_serve_cannot_run_with_are_refused_in_the_flags_words(
+    given: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(ServeOptionsError, match=None) as refused:
+        ServeOptions(target=TARGET, **given)
+    assert said in str(refused.value)
+
+
+def test_stream_caps_that_reach_the_connection_cap_are_refused_naming_both() -> None:
+    with pytest.raises(ServeOptionsError) as refused:
+        ServeOptions(
+            target=TARGET,
+            mcp="http",
+            webmcp=True,
+            caller_limits=CallerLimits(streams=900, page_streams=100),
+            connection_limits=ConnectionLimits(max_connections=1000),
+        )
+    assert "hold up to 1000 connections together" in str(refused.value)
+    assert "--max-connections 1000" in str(refused.value)
+
+
+def test_the_stream_pools_count_only_the_adapters_served() -> None:
+    caps = CallerLimits(streams=10, page_streams=3)
+    assert ServeOptions(target=TARGET, mcp="http", caller_limits=caps).stream_pools() == 10
+    assert ServeOptions(target=TARGET, mcp="stdio", caller_limits=caps).stream_pools() == 0
+    both = ServeOptions(target=TARGET, mcp="http", webmcp=True, caller_limits=caps)
+    assert both.stream_pools() == 13
+
+
+def test_a_non_loopback_server_names_the_first_allowed_host_in_its_urls() -> None:
+    lan = ServeOptions(target=TARGET, a2a=True, host="0.0.0.0", allowed_hosts=("lan.example",))
+    assert (lan.loopback, lan.extra_hosts, lan.public_host) == (
+        False,
+        ["lan.example"],
+        "lan.example",
+    )
+    anywhere = ServeOptions(target=TARGET, a2a=True, host="0.0.0.0", allowed_hosts=("*",))
+    assert anywhere.public_host == "0.0.0.0"
+    local = ServeOptions(target=TARGET, a2a=True)
+    assert (local.loopback, local.extra_hosts, local.public_host) == (True, None, "127.0.0.1")
+
+
+def test_the_server_name_is_the_targets_module_unless_named() -> None:
+    assert ServeOptions(target=TARGET, mcp="http").server_name == "examples.todo"
+    assert ServeOptions(target=TARGET, mcp="http", name="todo").server_name == "todo"
