@@ -74,6 +74,6 @@ async def test_serve_answers_2026_calls_inline_and_streams_the_one_that_waits() 
         assert any('"status":"completed"' in line for line in rest), rest
     summary = [line for line in lines if line.startswith("MCP answered ")]
     assert summary == [
-        "MCP answered 5 tools/call inline (0 more through the SDK's JSON path) and "
+        "MCP answered 5 tools/call inline (0 refused by the SDK's checks) and "
         "0 tools/list from kept bytes"
     ], list(lines)

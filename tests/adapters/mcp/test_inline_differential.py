@@ -1,13 +1,17 @@
-"""A 2026-era ``tools/call`` answered inline (``adapters/mcp/inline.py``) is the answer the SDK's
-own JSON-response session manager gives the same request: same status, content type and body
-bytes (each invocation id, a process-wide counter, aside), and the same audit entries.
+"""A 2026-era ``tools/call`` or ``tools/list`` over :func:`http_app` gets the answer the SDK's
+own session manager gives the same request: same status, content type and body bytes (each
+invocation id, a process-wide counter, aside), and the same audit entries, whether our path
+(``adapters/mcp/inline.py``) answered it, refused it with the SDK's checks, or left it to the
+SDK.
 
 Two runtimes of one app (``tests/support/inline_app.py``) get the same requests in the same
 order: one behind :func:`http_app` (its guard, then ``InlineCalls``), one behind a bare
-``StreamableHTTPSessionManager(json_response=True)`` of an identical server. Requests come from
+``StreamableHTTPSessionManager(json_response=True)`` of an identical server (for a request
+that can emit nothing the SDK's streaming manager answers the same bytes). Requests come from
 a corpus (valid calls, an unknown tool, bad arguments, a capability not available, one refused
 by ``authorize``, wrong types, header mismatches, ``_meta`` variants, ids of each type) and
-from hypothesis. ``InlineStats`` says which path each took: the corpus reaches both.
+from hypothesis. ``InlineStats`` says what our path did: the corpus reaches its answers and
+its refusals.
 """
 
 from __future__ import annotations
@@ -169,7 +173,7 @@ async def same_answers(requests: list[Req]) -> Any:
 async def test_every_answer_of_the_corpus_is_the_sdks_own() -> None:
     stats = await same_answers(CORPUS)
     assert stats.answered >= 12  # the happy path and the SDK's own refusals in the result
-    assert stats.handed >= 5  # header mismatches, bad envelopes: the SDK's manager answered
+    assert stats.refused >= 3  # header mismatches: the SDK's checks, on our path
 
 
 async def test_an_envelope_the_edge_refuses_reaches_neither_path() -> None:
@@ -178,7 +182,7 @@ async def test_an_envelope_the_edge_refuses_reaches_neither_path() -> None:
             answer = await ours.post("/mcp", content=json.dumps(req.body), headers=req.headers)
             assert answer.status_code == 400
             assert answer.json()["error"]["code"] == -32600
-        assert (stats.answered, stats.handed) == (0, 0)
+        assert (stats.answered, stats.refused) == (0, 0)
         assert ours_rt.context()["count"] == 0
 
 
@@ -188,7 +192,7 @@ async def test_a_valid_call_is_answered_by_our_path_with_the_sdks_bytes() -> Non
         content = json.dumps(req.body).encode()
         mine = await ours.post("/mcp", content=content, headers=req.headers)
         theirs = await sdk.post("/mcp", content=content, headers=req.headers)
-        assert (stats.answered, stats.handed) == (1, 0)
+        assert (stats.answered, stats.refused) == (1, 0)
         assert unnumbered(mine.content) == unnumbered(theirs.content)
         assert b"invocation_id" in mine.content
         assert mine.json()["result"]["structuredContent"]["status"] == "dispatched"
@@ -268,7 +272,7 @@ _DECLARED = {
 async def test_a_schema_that_declares_an_mcp_param_header_is_checked_as_the_sdk_checks_it() -> None:
     """With ``x-mcp-header`` on ``by`` (both servers' schema for ``add``), a call whose
     ``Mcp-Param-By`` agrees is answered inline, one that disagrees or lacks it gets the SDK's
-    own refusal."""
+    own refusal, on our path."""
     cases = [
         call(1, "add", {"by": 2}, extra_headers={"Mcp-Param-By": "2"}),
         call(2, "add", {"by": 2}, extra_headers={"Mcp-Param-By": "3"}),
@@ -283,7 +287,7 @@ async def test_a_schema_that_declares_an_mcp_param_header_is_checked_as_the_sdk_
             theirs = await sdk.post("/mcp", content=content, headers=req.headers)
             assert mine.status_code == theirs.status_code, req
             assert unnumbered(mine.content) == unnumbered(theirs.content), req
-        assert (stats.answered, stats.handed) == (1, 2)
+        assert (stats.answered, stats.refused) == (1, 2)
         assert audited(ours_rt) == audited(sdk_rt)
 
 

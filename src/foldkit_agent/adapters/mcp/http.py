@@ -48,7 +48,8 @@ from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...runtime.bound import AgentRuntime
-from .inline import InlineCalls, InlineStats, inline_manager
+from ._sdk import lifespan_state_of
+from .inline import InlineCalls, InlineStats, is_inline
 from .limits import SessionCaps, stream_hold
 from .listing import Listing
 from .server import CredentialsOf, Resolve, mcp_server
@@ -267,12 +268,6 @@ def http_app(
         if static is not None and rules.capability is not None:
             audit_refusal(static, capability=rules.capability, transport=TRANSPORT, err=err)
 
-    # Innermost, so the verified user is already get_access_token()'s when a call runs inline.
-    inline = inline_manager(server, server.session_manager)
-    stats = InlineStats()
-    app.add_middleware(InlineCalls, path=path, server=server, manager=inline, stats=stats)
-    if token_verifier is not None:
-        app.add_middleware(AuthContextMiddleware)  # the verified user -> get_access_token()
     sessions = Slots(
         "open MCP sessions",
         per_caller=min(max_sessions_per_caller, max_sessions),
@@ -284,9 +279,23 @@ def http_app(
         total=max_streams,
         evict_idle=True,
     )
+    manager = server.session_manager
+    app.add_middleware(SessionCaps, sessions=sessions, manager=lambda: manager, path=path)
+    assert server.tools is not None  # every mcp_server() has them
+    inline = is_inline(server.tools, path)
+    stats = InlineStats()
     app.add_middleware(
-        SessionCaps, sessions=sessions, manager=lambda: server.session_manager, path=path
+        InlineCalls,
+        inline=inline,
+        server=server,
+        tools=server.tools,
+        security=manager.security_settings,
+        lifespan_state=lambda: lifespan_state_of(manager),
+        stats=stats,
     )
+    if token_verifier is not None:
+        # Outside the inline path, so the verified user is get_access_token()'s there too.
+        app.add_middleware(AuthContextMiddleware)
     app.add_middleware(
         EdgeGuard,
         hosts=HostPolicy(allowed_hosts, also=served_as),
@@ -304,7 +313,7 @@ def http_app(
 
     @asynccontextmanager
     async def lifespan(application: Starlette) -> AsyncGenerator[None]:
-        async with inner(application), inline.run():
+        async with inner(application):
             try:
                 yield
             finally:

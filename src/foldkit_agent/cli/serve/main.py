@@ -227,7 +227,7 @@ async def serve_http(
         if inline is not None:  # what the 2026-era fast paths answered (adapters/mcp/inline)
             _say(
                 f"MCP answered {inline.answered} tools/call inline "
-                f"({inline.handed} more through the SDK's JSON path) and "
+                f"({inline.refused} refused by the SDK's checks) and "
                 f"{inline.listed} tools/list from kept bytes"
             )
     return cut_by
