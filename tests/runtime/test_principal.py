@@ -209,7 +209,7 @@ Bare = Builder.make(
 
 
 async def test_a_refusal_without_a_reason_says_when_no_caller_was_identified() -> None:
-    from foldkit_agent.runtime.dispatch import NOBODY
+    from foldkit_agent.runtime.pipeline import NOBODY
 
     anonymous = agent.bind(definition=Bare, host=RecordingHost(Model()), principal=lambda _i: None)
     named = agent.bind(definition=Bare, host=RecordingHost(Model()), principal=lambda _i: "bob")

@@ -130,13 +130,13 @@ from tests.support.audit_app import bind
 async def main():
     _host, rt = bind(agent.audit_log())
     await rt.messages.dispatch("increment", {"by": 1})
-    print(bound._tracing_configured())
+    print(bound._tracing[0])
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
     await rt.messages.dispatch("increment", {"by": 1})
-    print(bound._tracing_configured(), [s.name for s in exporter.get_finished_spans()])
+    print(bound._tracing[0], [s.name for s in exporter.get_finished_spans()])
 
 asyncio.run(main())
 """

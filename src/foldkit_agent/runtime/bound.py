@@ -1,33 +1,21 @@
-"""The bound runtime: checked dispatch, availability, context, resources and change feeds.
+"""The bound runtime: binding, reading, change feeds, draining and the entry to dispatch.
 
-:func:`bind` joins a contract to a host. Every invocation, whatever carried it, runs the same
-five steps in order (each a method of :class:`~foldkit_agent.runtime.dispatch.Dispatch`):
-
-1. resolve the capability (by Message class, tag or protocol name); unknown names and
-   already-aborted invocations stop here, before the Model is read;
-2. read the one Model snapshot (``host.model()`` is called once, when dispatch begins) and
-   check ``available(model)`` against it;
-3. strict decoding of the input;
-4. resolve the principal from the transport's credentials (the provider runs only here, and
-   only where something reads the principal) and run ``authorize``;
-5. construct the Message (``to_message`` sees the same snapshot) and ``host.dispatch`` it,
-   then wait for the completion contract, if any.
-
-A capability declared with ``confirm`` adds one step between constructing and dispatching:
-``invocation.approver`` is asked, with a preview, and only an approval sends the very Message
-it was shown (DESIGN §11). A refusal before the dispatch sends nothing. Each invocation
-writes exactly one audit entry and runs in one ``Agent.dispatch`` OpenTelemetry span.
-:meth:`AgentRuntime.call` is the entry adapters use: the same path, answered as one
+:func:`bind` joins a contract to a host and decides, once per capability, which steps of the
+pipeline its invocations take (:mod:`.plan`). Every invocation, whatever carried it, then runs
+the one pipeline (:class:`~foldkit_agent.runtime.pipeline.Call`): resolve, available (the one
+Model snapshot), decode, authorize, construct, confirm, send, wait. A refusal before the send
+sends nothing. Each invocation writes exactly one audit entry and runs in one
+``Agent.dispatch`` OpenTelemetry span when a tracer provider is configured.
+:meth:`AgentRuntime.call` is the entry adapters use: the same pipeline, answered as one
 :class:`~foldkit_agent.runtime.Outcome`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
@@ -37,48 +25,32 @@ from opentelemetry import trace
 
 from ..app.host import Unsubscribe, host_observe, host_subscribe
 from ..app.message import Message
-from ..audit.log import AuditLog, Decision
+from ..audit.log import AuditLog
 from ..contract.approval import DEFAULT_APPROVAL_TIMEOUT
 from ..contract.calls import Invocation, in_app_invocation
 from ..contract.completion import Completion, StateCompletion
 from ..contract.declare import AgentDefinition, Capability
 from ..errors import (
-    AgentCancelledError,
-    AgentCapabilityUnavailableError,
     AgentContractError,
     AgentError,
-    AgentHostError,
     AgentResourceError,
 )
-from .dispatch import Dispatch, holds, reused_id
-from .outcome import DEFECT, Outcome, summarize
-from .results import DispatchResult, dispatch_result
+from .outcome import Outcome, summarize
+from .pipeline import Call
+from .plan import Plan, holds, plan_for
+from .results import DispatchResult
 from .waiting import MessageHub, StateHub, _same  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["AgentRuntime", "Change", "PrincipalProvider", "bind"]
 
 _log = logging.getLogger("foldkit_agent.runtime")
 _tracer = trace.get_tracer("foldkit_agent")
-# No tracer provider configured: spans would be no-ops, so the dispatch path skips them.
-_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+# No tracer provider configured: spans would be no-ops, so the dispatch path skips them. Until
+# a provider is set, the API's ProxyTracerProvider hands out a ProxyTracer; after, the
+# provider's own tracer: that public probe is used rather than trace.get_tracer_provider(),
+# which reads os.environ on every call while none is set (the env var is read once, here).
 _PROBE = trace.ProxyTracerProvider()
-_tracing = [_PROVIDER_FROM_ENV]  # once configured, always: a provider is set only once
-
-
-def _tracing_configured() -> bool:
-    """True once a tracer provider is set (``trace.set_tracer_provider`` or the env var).
-
-    Public API only: until a provider is set, the API's ``ProxyTracerProvider`` hands out a
-    ``ProxyTracer``; after, the provider's own tracer. That probe is used rather than
-    ``trace.get_tracer_provider()``, which reads ``os.environ`` on every call while none is
-    set (the env var is read once, at import). The answer is kept once it is yes.
-    """
-    if _tracing[0]:
-        return True
-    if isinstance(_PROBE.get_tracer("foldkit_agent"), trace.ProxyTracer):
-        return False
-    _tracing[0] = True
-    return True
+_tracing = ["OTEL_PYTHON_TRACER_PROVIDER" in os.environ]  # once set, always: it is set once
 
 
 M = TypeVar("M")
@@ -156,8 +128,9 @@ class RuntimeMessages:
         Only capability *names* resolve here (not tags). Await it; raises as :meth:`dispatch`.
         (A plain function returning the invocation's coroutine: one frame fewer per call.)
         """
-        cap = self._rt.definition.by_name.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-        return self._rt.invoke(cap, str(name)[:200], payload, invocation)
+        rt = self._rt
+        plan = rt.plans.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        return rt.start(plan, str(name)[:200], payload, invocation)
 
 
 class RuntimeResources:
@@ -209,24 +182,20 @@ class AgentRuntime(Generic[M, P]):
     ) -> None:
         self.definition = definition
         self.host = host
-        self.audit = audit
-        self.principal_provider = principal
+        self._audit = audit
+        self._principal_provider = principal
+        self.plans: Mapping[str, Plan] = {}
+        """Each capability's :class:`~foldkit_agent.runtime.plan.Plan`, by name (read-only)."""
+        self._replan()
         self.approval_timeout = approval_timeout
         self.messages = RuntimeMessages(self)
         self.resources = RuntimeResources(self)
-        self._in_flight = 0
-        self._ids_in_flight: set[str] = set()
-        self._running: set[Dispatch] = set()  # the invocations in flight
-        # Capabilities with no hook step and no completion (ids): see _invoke_plain.
-        self._plain = frozenset(
-            id(c)
-            for c in definition.capabilities
-            if c.authorize is None
-            and c.to_message is None
-            and c.confirm is None
-            and c.completion is None
-        )
-        self._idle: list[asyncio.Future[None]] = []  # drain()'s waits for pending() == 0
+        self.calls_in_flight: set[Call] = set()
+        """The invocations in flight (the pipeline adds and removes itself)."""
+        self.ids_in_flight: set[str] = set()
+        """The invocation ids held by calls in flight (a reused one is refused)."""
+        self.idle: list[asyncio.Future[None]] = []
+        """:meth:`until_idle`'s waits for ``pending() == 0`` (woken by :meth:`wake_idle`)."""
         self.draining = False
         self._message_hub = MessageHub()
         self._state_hub = StateHub()
@@ -241,11 +210,63 @@ class AgentRuntime(Generic[M, P]):
         self.closed = False
         """``True`` once :meth:`close` ran (adapters drop what they keep for this runtime)."""
 
+    # -- what each capability runs -----------------------------------------------------------
+
+    @property
+    def audit(self) -> AuditLog | None:
+        """The :class:`~foldkit_agent.audit.AuditLog` every invocation writes to, or ``None``.
+
+        Settable (``serve --audit`` gives a runtime bound without one a log): the plans are
+        decided again, since whether the principal is resolved for the audit depends on it.
+        """
+        return self._audit
+
+    @audit.setter
+    def audit(self, audit: AuditLog | None) -> None:
+        self._audit = audit
+        self._replan()
+
+    @property
+    def principal_provider(self) -> PrincipalProvider | None:
+        """The principal provider given to :func:`bind` (settable; the plans follow)."""
+        return self._principal_provider
+
+    @principal_provider.setter
+    def principal_provider(self, provider: PrincipalProvider | None) -> None:
+        self._principal_provider = provider
+        self._replan()
+
+    def plan(self, name: str) -> Plan | None:
+        """The steps invocations of capability ``name`` take, or ``None`` for no such name.
+
+        Decided at bind (and again when :attr:`audit` or :attr:`principal_provider` is
+        replaced), never per call. A transport asks it whether a capability ever waits for a
+        person (:attr:`Plan.asks_person`) or for a completion (:attr:`Plan.waits`).
+
+        Example:
+            >>> rt.plan("delete_todo").asks_person
+            True
+        """
+        return self.plans.get(name)
+
+    def _replan(self) -> None:
+        audit = self._audit
+        provider = self._principal_provider
+        recorded = audit is not None and audit.records_principal
+        self.plans = {
+            c.name: plan_for(c, provider=provider, audit_principal=recorded)
+            for c in self.definition.capabilities
+        }
+
     # -- reading ------------------------------------------------------------------------------
 
     def available_in(self, model: Any) -> list[Capability]:
         """The capabilities available in ``model`` (see ``messages.available``)."""
-        return [c for c in self.definition.capabilities if c.available is None or holds(c, model)]
+        return [
+            c
+            for c in self.definition.capabilities
+            if c.available is None or holds(c.available, c.name, model)
+        ]
 
     def context(self) -> dict[str, Any] | None:
         """The context projection of the current Model as JSON data (``None`` without one).
@@ -265,7 +286,7 @@ class AgentRuntime(Generic[M, P]):
 
     def pending(self) -> int:
         """How many invocations are in flight (between resolution and their answer)."""
-        return self._in_flight
+        return len(self.calls_in_flight)
 
     # -- draining (see foldkit_agent.runtime.drain) ------------------------------------------
 
@@ -280,16 +301,16 @@ class AgentRuntime(Generic[M, P]):
 
         Call on the event loop the invocations run on.
         """
-        if self._in_flight == 0:
+        if not self.calls_in_flight:
             return True
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._idle.append(fut)
+        self.idle.append(fut)
         try:
             await asyncio.wait({fut}, timeout=max(0.0, within))
         finally:
-            if fut in self._idle:
-                self._idle.remove(fut)
-        return self._in_flight == 0
+            if fut in self.idle:
+                self.idle.remove(fut)
+        return not self.calls_in_flight
 
     def abort_in_flight(self) -> int:
         """Set the signal of every invocation in flight; each then answers that it was
@@ -298,13 +319,14 @@ class AgentRuntime(Generic[M, P]):
         Returns:
             How many invocations were aborted.
         """
-        running = list(self._running)
-        for run in running:
-            run.abort()
+        running = list(self.calls_in_flight)
+        for call in running:
+            call.abort()
         return len(running)
 
-    def _wake_idle(self) -> None:
-        waiters, self._idle = self._idle, []
+    def wake_idle(self) -> None:
+        """Resolve :meth:`until_idle`'s waits (the pipeline calls it when the last call ends)."""
+        waiters, self.idle = self.idle, []
         for fut in waiters:
             with suppress(RuntimeError):  # its loop is closed: nobody waits any more
                 fut.get_loop().call_soon_threadsafe(_resolve, fut)
@@ -395,7 +417,7 @@ class AgentRuntime(Generic[M, P]):
         """Invoke a capability by its protocol name and answer in the one outcome shape.
 
         The entry every adapter uses: it runs :meth:`RuntimeMessages.dispatch_unknown`'s path
-        (the five steps, audited once) and returns :func:`~foldkit_agent.runtime.summarize` of
+        (the pipeline, audited once) and returns :func:`~foldkit_agent.runtime.summarize` of
         what happened. It never raises for a refusal or a defect: a refusal is an
         :class:`Outcome` with ``kind="refused"``/``"unknown"``, an unexpected error one with
         ``kind="defect"`` and the one generic defect text (the error is logged, never shown).
@@ -428,196 +450,52 @@ class AgentRuntime(Generic[M, P]):
     def invoke(
         self, cap: Capability | None, requested: str, payload: Any, invocation: Invocation | None
     ) -> Coroutine[Any, Any, DispatchResult]:
-        """Run the five steps for an already-resolved capability (``None`` = unknown).
+        """Run the pipeline for an already-resolved capability (``None`` = unknown).
 
         Await it: raises what the first refusing step raises; writes exactly one audit entry
-        and runs in one ``Agent.dispatch`` span when a tracer provider is configured (a plain
-        function returning the coroutine, so an untraced call has no frame of its own here).
+        and runs in one ``Agent.dispatch`` span when a tracer provider is configured.
         """
-        traced = _tracing[0] or _tracing_configured()
-        if (
-            not traced
-            and cap is not None
-            and id(cap) in self._plain
-            and (invocation is None or invocation.signal is None)
-            and not self.draining
-            and (self.principal_provider is None or not self._records_principal())
-        ):
-            return self._invoke_plain(
-                cap, payload, in_app_invocation() if invocation is None else invocation
-            )
-        run = Dispatch(
-            self, cap, requested, payload, in_app_invocation() if invocation is None else invocation
+        plan = None if cap is None else self.plans.get(cap.name)
+        return self.start(plan, requested, payload, invocation)
+
+    def start(
+        self, plan: Plan | None, requested: str, payload: Any, invocation: Invocation | None
+    ) -> Coroutine[Any, Any, DispatchResult]:
+        """:meth:`invoke` for a capability's :class:`~foldkit_agent.runtime.plan.Plan`.
+
+        A plain function returning the call's coroutine, so an untraced call has no frame of
+        its own here. Tracing is checked per call, not at bind: the first call after a tracer
+        provider is set is traced, whenever the runtime was bound.
+        """
+        call = Call(
+            self,
+            plan,
+            requested,
+            payload,
+            in_app_invocation() if invocation is None else invocation,
+            self._audit,
         )
-        return self._traced(run) if traced else self._invoke(run, None)
+        if _tracing[0] or not isinstance(_PROBE.get_tracer("foldkit_agent"), trace.ProxyTracer):
+            _tracing[0] = True
+            return self._traced(call)
+        return call.run()
 
-    def _records_principal(self) -> bool:
-        return self.audit is not None and self.audit.records_principal
-
-    async def _invoke_plain(self, cap: Capability, payload: Any, inv: Invocation) -> DispatchResult:
-        """:meth:`_invoke` with :meth:`Dispatch.run` for a plain capability (see ``_plain``).
-
-        The capability has no step but resolve, available, decode and send: no
-        ``authorize``, ``to_message``, ``confirm`` or completion, and no principal to resolve
-        for it or for the audit; the invocation has no signal of its own, the runtime is not
-        draining and no span is recorded. So of resolve's refusals only a reused id remains,
-        nothing is awaited before the host is called, and the steps are written out here with
-        nothing else: the same refusals, outcomes and one audit entry as :meth:`_invoke`, about
-        half its calls (issue 20). A host whose ``dispatch`` returns an awaitable gets a
-        :class:`Dispatch` then, before anything is awaited, so the wait can be aborted.
-        """
-        if self.draining:  # it stopped accepting since the call was made: resolve refuses
-            return await self._invoke(Dispatch(self, cap, cap.name, payload, inv), None)
-        self._in_flight += 1
-        ids = self._ids_in_flight
-        inv_id = inv.id
-        claimed = host_called = cancelled = False
-        run: Dispatch | None = None
-        decision: Decision = "refused"
-        outcome = "ok"
-        try:
-            if inv_id in ids:
-                raise reused_id(cap.name)
-            ids.add(inv_id)
-            claimed = True
-            host = self.host
-            model = host.model()
-            if cap.available is not None and not holds(cap, model):
-                raise AgentCapabilityUnavailableError(capability=cap.name)
-            message: Any = cap.decoder.decode(cap.name, payload)
-            host_called = True
-            try:
-                sent = host.dispatch(message)
-            except Exception as exc:
-                _log.warning("host dispatch of %r raised", cap.name, exc_info=True)
-                raise AgentHostError(capability=cap.name, dispatched=None) from exc
-            if sent is not None and inspect.isawaitable(sent):
-                run = Dispatch(self, cap, cap.name, payload, inv)
-                run.model = model
-                run.host_called = True
-                self._running.add(run)  # abort_in_flight() aborts the wait
-                await run.await_host(cap, sent, None)
-            decision = "dispatched"
-            return dispatch_result(cap.name, cap.tag, message, inv, None)
-        except AgentError as err:
-            outcome = err.tag
-            decision = "unknown" if host_called else "refused"
-            raise
-        except asyncio.CancelledError:
-            outcome = AgentCancelledError.tag
-            decision = "unknown" if host_called else "refused"
-            cancelled = True
-            raise
-        except Exception:
-            outcome = DEFECT
-            decision = "unknown" if host_called else "refused"
-            raise
-        finally:
-            audit = self.audit
-            try:
-                if audit is not None:
-                    ticket = audit.note(
-                        invocation_id=inv_id,
-                        transport=inv.transport,
-                        capability=cap.name,
-                        tag=cap.tag,
-                        principal=None,
-                        decision=decision,
-                        outcome=outcome,
-                        input=payload,
-                        approval=None,
-                        approved_by=None,
-                    )
-                    if ticket is not None and not cancelled:  # answered means audited
-                        await audit.committed(ticket)
-            finally:
-                self._in_flight -= 1
-                if run is not None:
-                    self._running.discard(run)
-                if claimed:
-                    ids.discard(inv_id)
-                if self._in_flight == 0 and self._idle:
-                    self._wake_idle()
-
-    async def _traced(self, run: Dispatch) -> DispatchResult:
-        inv = run.invocation
+    async def _traced(self, call: Call) -> DispatchResult:
+        inv = call.invocation
         with _tracer.start_as_current_span(
             "Agent.dispatch",
             attributes={
-                "agent.capability": run.name,
+                "agent.capability": call.name,
                 "agent.transport": inv.transport,
                 "agent.invocation_id": inv.id,
             },
             record_exception=False,
         ) as span:
-            return await self._invoke(run, span)
-
-    async def _invoke(self, run: Dispatch, span: Any) -> DispatchResult:
-        """:meth:`invoke`'s body: the steps, the in-flight accounting and the audit entry."""
-        self._in_flight += 1
-        self._running.add(run)  # abort_in_flight() aborts it
-        decision: Decision = "refused"
-        outcome = "ok"
-        cancelled = False
-        try:
-            result = await run.run()
-            decision = "dispatched"
-            outcome = result.completion.status if result.completion else "ok"
-            return result
-        except AgentError as err:
-            outcome = err.tag
-            decision = "unknown" if run.host_called else "refused"
-            await run.principal_for_record()
-            raise
-        except asyncio.CancelledError:
-            outcome = AgentCancelledError.tag
-            decision = "unknown" if run.host_called else "refused"
-            cancelled = True
-            raise
-        except Exception:
-            outcome = DEFECT
-            decision = "unknown" if run.host_called else "refused"
-            raise
-        finally:
-            if span is not None:
-                span.set_attribute("agent.decision", decision)
-                span.set_attribute("agent.outcome", outcome)
-            audit = self.audit
             try:
-                if audit is not None:
-                    inv = run.invocation
-                    cap = run.cap
-                    ticket = audit.note(
-                        invocation_id=inv.id,
-                        transport=inv.transport,
-                        capability=run.name,
-                        tag=None if cap is None else cap.tag,
-                        principal=run.principal,
-                        decision=decision,
-                        outcome=outcome,
-                        input=run.payload,
-                        approval=run.approval,
-                        approved_by=run.approved_by,
-                    )
-                    # Answered means audited: with a durable sink the answer waits for the
-                    # commit (bounded by the log's commit_timeout). A cancelled caller gets
-                    # no answer, so it does not wait.
-                    if ticket is not None and not cancelled:
-                        await audit.committed(ticket)
+                return await call.run()
             finally:
-                self._in_flight -= 1
-                self._running.discard(run)
-                if run.claimed:
-                    self._ids_in_flight.discard(run.invocation.id)
-                if self._in_flight == 0 and self._idle:
-                    self._wake_idle()
-
-    def claim_invocation_id(self, invocation_id: str) -> bool:
-        """Hold ``invocation_id`` for a call until it answers; ``False`` when it is held."""
-        if invocation_id in self._ids_in_flight:
-            return False
-        self._ids_in_flight.add(invocation_id)
-        return True
+                span.set_attribute("agent.decision", call.decision)
+                span.set_attribute("agent.outcome", call.outcome)
 
     def message_hub(self) -> MessageHub:
         """The hub of Message completions, observing the host from its first use."""
