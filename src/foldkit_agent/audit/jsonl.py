@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from .encode import json_text
-from .log import AuditEntry, AuditSinkError, iso_time
+from .entry import FIELDS, AuditEntry, iso_time
+from .forward import AuditSinkError
 
 __all__ = ["JsonlAuditSink"]
 
@@ -83,19 +84,8 @@ class JsonlAuditSink:
 
 def _jsonl_line(entry: AuditEntry) -> str:
     """One line of strict JSON (see :mod:`foldkit_agent.audit.encode` for what is replaced)."""
-    fields: dict[str, Any] = {
-        "at": iso_time(entry.at),
-        "invocation_id": entry.invocation_id,
-        "transport": entry.transport,
-        "capability": entry.capability,
-        "tag": entry.tag,
-        "principal": entry.principal,
-        "decision": entry.decision,
-        "outcome": entry.outcome,
-        "input": entry.input,
-        "approval": entry.approval,
-        "approved_by": entry.approved_by,
-    }
+    fields: dict[str, Any] = {name: getattr(entry, name) for name in FIELDS}
+    fields["at"] = iso_time(entry.at)
     text = json_text(fields)
     if text is None or not text.startswith("{"):  # nested too deep to walk as one value
         for key in ("principal", "input"):

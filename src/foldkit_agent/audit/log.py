@@ -27,22 +27,24 @@ Three durable sinks ship here: :class:`JsonlAuditSink` (one JSON object per line
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import contextlib
 import logging
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from .encode import UNRECORDABLE, no_surrogates
+from .encode import UNRECORDABLE
+from .entry import APPROVALS, DECISIONS, FIELDS, AuditEntry, Decision, Row, entry_of, iso_time
+from .forward import AuditSink, AuditSinkError, AuditTicket, SinkForwarding, should_log
+from .record import REDACTED, redact, text
 
 __all__ = [
+    "APPROVALS",
+    "DECISIONS",
+    "FIELDS",
     "REDACTED",
     "UNRECORDABLE",
     "AuditEntry",
@@ -50,165 +52,14 @@ __all__ = [
     "AuditSink",
     "AuditSinkError",
     "AuditTicket",
+    "Decision",
     "audit_log",
+    "iso_time",
     "redact",
 ]
 
 _log = logging.getLogger("foldkit_agent.audit")
-
-REDACTED = "[redacted]"
-"""The value that replaces a redacted input field."""
-
-Decision = Literal["dispatched", "refused", "unknown"]
-DECISIONS: frozenset[str] = frozenset({"dispatched", "refused", "unknown"})
-APPROVALS: frozenset[str] = frozenset({"approved", "declined", "timeout", "unavailable"})
-"""The values of :attr:`AuditEntry.approval` besides ``None`` (nobody was asked)."""
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One decision.
-
-    Attributes:
-        at: when the decision was made (UTC, aware).
-        invocation_id: ``Invocation.id``.
-        transport: ``Invocation.transport``.
-        capability: the name the call asked for (as received, for unknown names).
-        tag: the Message tag, or ``None`` when the name resolved to nothing.
-        principal: what ``record_principal=`` recorded of the caller, or ``None``.
-        decision: ``"dispatched"``, ``"refused"`` or ``"unknown"``.
-        outcome: ``"ok"``, ``"completed"``, ``"failed"``, or the error tag.
-        input: the (redacted) input when ``include_input=True``, else ``None``.
-        approval: for a capability declared with ``confirm``: ``"approved"``,
-            ``"declined"``, ``"timeout"`` or ``"unavailable"`` (no person could be asked);
-            ``None`` when nobody was asked (no ``confirm``, its predicate said no, or the call
-            ended before the question, or was cancelled while it was open).
-        approved_by: who approved (``Approval.by``), only when ``approval == "approved"``.
-    """
-
-    at: datetime
-    invocation_id: str
-    transport: str
-    capability: str
-    tag: str | None
-    principal: Any
-    decision: Decision
-    outcome: str
-    input: Any = None
-    approval: str | None = None
-    approved_by: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The entry as JSON data (``at`` as an ISO 8601 string with microseconds).
-
-        Example:
-            >>> entry.to_json()["decision"]
-            'refused'
-        """
-        data = asdict(self)
-        data["at"] = iso_time(self.at)
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> AuditEntry:
-        """Rebuild an entry from :meth:`to_json` data.
-
-        Entries written before approval existed (no ``approval`` key) read as ``None``.
-
-        Raises:
-            ValueError: a field is missing or ``at``/``decision``/``approval`` is malformed.
-        """
-        try:
-            at = datetime.fromisoformat(data["at"])
-            decision = data["decision"]
-            if decision not in DECISIONS:
-                raise ValueError(f"unknown audit decision {decision!r}")
-            approval = data.get("approval")
-            if approval is not None and approval not in APPROVALS:
-                raise ValueError(f"unknown audit approval {approval!r}")
-            return cls(
-                at=at if at.tzinfo is not None else at.replace(tzinfo=UTC),
-                invocation_id=data["invocation_id"],
-                transport=data["transport"],
-                capability=data["capability"],
-                tag=data.get("tag"),
-                principal=data.get("principal"),
-                decision=decision,
-                outcome=data["outcome"],
-                input=data.get("input"),
-                approval=approval,
-                approved_by=data.get("approved_by"),
-            )
-        except KeyError as exc:
-            raise ValueError(f"audit entry lacks {exc.args[0]!r}") from None
-
-
-def iso_time(at: datetime) -> str:
-    """Fixed-width UTC ISO 8601, so text order is time order."""
-    return at.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-@runtime_checkable
-class AuditSink(Protocol):
-    """Anything that accepts batches of entries.
-
-    ``write`` runs on the audit log's own thread, never the caller's, and may block or raise:
-    the log counts that and carries on. An optional ``close()`` is called by
-    :meth:`AuditLog.close` on that same thread, after the last batch. A sink whose ``durable``
-    attribute is ``True`` promises that ``write`` returns only once the batch is stored; the
-    log then holds each invocation's answer until its batch was written (see
-    :meth:`AuditLog.committed`).
-    """
-
-    def write(self, entries: list[AuditEntry], /) -> None: ...
-
-
-class AuditSinkError(RuntimeError):
-    """A durable sink could not store or read entries (closed, or the storage failed)."""
-
-
-_PENDING, _COMMITTED, _FAILED, _DROPPED = "pending", "committed", "failed", "dropped"
-TicketState = Literal["pending", "committed", "failed", "dropped"]
-
-
-class AuditTicket:
-    """One entry on its way to a durable sink; :meth:`AuditLog.note` returns it.
-
-    Attributes:
-        invocation_id: the entry's invocation.
-        capability: the entry's capability name.
-        state: ``"pending"`` (not written yet), ``"committed"`` (the sink stored it),
-            ``"failed"`` (its batch raised in the sink) or ``"dropped"`` (never handed to the
-            sink: the log was closed, or ``sink_queue`` entries were already waiting).
-    """
-
-    __slots__ = ("_waiter", "capability", "invocation_id", "state")
-
-    def __init__(self, row: tuple[Any, ...], state: TicketState = _PENDING) -> None:
-        self.invocation_id: str = row[1]
-        self.capability: str = row[3]
-        self.state: TicketState = state
-        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
-
-    def __repr__(self) -> str:
-        return f"AuditTicket({self.invocation_id!r}, {self.state!r})"
-
-
-def _settle(futures: list[asyncio.Future[None]]) -> None:
-    for fut in futures:
-        if not fut.done():
-            fut.set_result(None)
-
-
-def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
-    """Resolve futures from the audit thread: one wake-up per event loop per batch."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
-    for loop, fut in waiters:
-        by_loop.setdefault(loop, []).append(fut)
-    for loop, futures in by_loop.items():
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-            loop.call_soon_threadsafe(_settle, futures)
-
+_now = time.time
 
 _live_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 
@@ -219,7 +70,7 @@ def _close_live_logs() -> None:  # pragma: no cover - runs at interpreter exit
         log.close(timeout=2.0)
 
 
-class AuditLog:
+class AuditLog(SinkForwarding):
     """A bounded ring buffer of :class:`AuditEntry`, optionally forwarded to a sink.
 
     Build it with :func:`audit_log`. Recording is cheap and never waits: with a sink, each
@@ -264,34 +115,17 @@ class AuditLog:
         if not commit_timeout > 0:
             raise ValueError("commit_timeout must be a positive number of seconds")
         self.capacity = capacity
-        # Rows, not entries: building an AuditEntry (and its datetime) costs more than the rest
-        # of recording, so it happens when entries are read or handed to a sink.
-        self._entries: deque[_Row] = deque(maxlen=capacity)
+        # A decision is captured as a row (its FIELDS in order, the time as a timestamp) and
+        # becomes its AuditEntry once, the first time it is needed: at once when a follower
+        # or a sink takes it, else when the kept entries are first read. Building an entry
+        # (and its datetime) costs more than the rest of recording.
+        self._entries: deque[Row | AuditEntry] = deque(maxlen=capacity)
         self._record_principal = record_principal
         self._include_input = include_input
         self._redact = frozenset(redact)
         self.evicted = 0
-        self.sink_written = 0
-        self.sink_failures = 0
-        self.sink_failed_entries = 0
-        self.sink_dropped = 0
-        self.last_sink_error: str | None = None
-        self._sink: AuditSink | None = None
-        self._sink_queue = sink_queue
-        self._sink_batch = sink_batch
-        self.durable = False
-        self.commit_timeout = commit_timeout
-        self.unconfirmed = 0
-        self._sink_linger = max(0.0, sink_linger)
-        self._tickets: deque[AuditTicket] = deque()  # durable: one per row in _pending
         self._lock = threading.Lock()  # the ring buffer and eviction counter
-        self._cond = threading.Condition(threading.Lock())  # everything below
-        self._pending: deque[_Row] = deque()  # rows; the pump thread builds the entries
-        self._accepted = 0  # entries put in _pending, ever
-        self._handled = 0  # entries taken out of _pending and written (or failed), ever
-        self._flushing = 0  # flush() callers waiting: the pump skips its linger
-        self._closing = False
-        self._thread: threading.Thread | None = None
+        self._start_forwarding(sink_queue, sink_batch, sink_linger, commit_timeout)
         self._followers: tuple[Callable[[AuditEntry], None], ...] = ()
         self.follower_failures = 0
         if sink is not None:
@@ -331,6 +165,48 @@ class AuditLog:
 
     # -- recording (called by the runtime) ---------------------------------------------------
 
+    def note(
+        self,
+        invocation_id: str,
+        transport: str,
+        capability: str,
+        tag: str | None,
+        principal: Any,
+        decision: Decision,
+        outcome: str,
+        input: Any = None,
+        approval: str | None = None,
+        approved_by: str | None = None,
+    ) -> AuditTicket | None:
+        """Record one decision; what the runtime calls, once per invocation.
+
+        Never raises for what it is given: a principal projection that raises records no
+        principal, and an input that cannot be copied is recorded as ``"[unrecordable]"``.
+        Never blocks on the sink, durable or not (use :meth:`flush` to wait).
+
+        Returns:
+            ``None``, or with a durable sink an :class:`AuditTicket` to pass to
+            :meth:`committed` before answering the call.
+
+        Example:
+            >>> ticket = audit.note(invocation_id=inv.id, transport="mcp", capability="c",
+            ...                     tag="T", principal=None, decision="dispatched", outcome="ok")
+            >>> if ticket is not None:
+            ...     await audit.committed(ticket)
+        """
+        return self._keep(
+            invocation_id,
+            transport,
+            capability,
+            tag,
+            principal,
+            decision,
+            outcome,
+            input,
+            approval,
+            approved_by,
+        )[1]
+
     def record(
         self,
         *,
@@ -345,13 +221,8 @@ class AuditLog:
         approval: str | None = None,
         approved_by: str | None = None,
     ) -> AuditEntry:
-        """Record one decision (see :meth:`note`) and return the :class:`AuditEntry` kept.
-
-        Never raises for what it is given: a principal projection that raises records no
-        principal, and an input that cannot be copied is recorded as ``"[unrecordable]"``.
-        Never blocks on the sink, durable or not (use :meth:`flush` to wait).
-        """
-        row = self._row(
+        """Record one decision (see :meth:`note`) and return the :class:`AuditEntry` kept."""
+        kept = self._keep(
             invocation_id,
             transport,
             capability,
@@ -362,50 +233,12 @@ class AuditLog:
             input,
             approval,
             approved_by,
-        )
-        self._keep(row)
-        return _entry_of(row)
+            eager=True,
+        )[0]
+        assert type(kept) is AuditEntry
+        return kept
 
-    def note(
-        self,
-        invocation_id: str,
-        transport: str,
-        capability: str,
-        tag: str | None,
-        principal: Any,
-        decision: Decision,
-        outcome: str,
-        input: Any = None,
-        approval: str | None = None,
-        approved_by: str | None = None,
-    ) -> AuditTicket | None:
-        """Record one decision without building its entry yet; what the runtime calls.
-
-        Same rules as :meth:`record`. Returns ``None``, or with a durable sink an
-        :class:`AuditTicket` to pass to :meth:`committed` before answering the call.
-
-        Example:
-            >>> ticket = audit.note(invocation_id=inv.id, transport="mcp", capability="c",
-            ...                     tag="T", principal=None, decision="dispatched", outcome="ok")
-            >>> if ticket is not None:
-            ...     await audit.committed(ticket)
-        """
-        return self._keep(
-            self._row(
-                invocation_id,
-                transport,
-                capability,
-                tag,
-                principal,
-                decision,
-                outcome,
-                input,
-                approval,
-                approved_by,
-            )
-        )
-
-    def _row(
+    def _keep(
         self,
         invocation_id: str,
         transport: str,
@@ -415,9 +248,13 @@ class AuditLog:
         decision: Decision,
         outcome: str,
         input: Any,
-        approval: str | None = None,
-        approved_by: str | None = None,
-    ) -> _Row:
+        approval: str | None,
+        approved_by: str | None,
+        *,
+        eager: bool = False,
+    ) -> tuple[Row | AuditEntry, AuditTicket | None]:
+        """Capture the decision (what of it is kept: see :mod:`.record`), keep it in the ring
+        buffer and hand it to the followers and the sink; ``eager`` builds its entry at once."""
         who = None
         if principal is not None and self._record_principal is not None:
             try:
@@ -426,131 +263,44 @@ class AuditLog:
                 _log.warning("the audit principal projection raised; no principal recorded")
                 who = None
             if isinstance(who, str):
-                who = _text(who)
+                who = text(who)
         kept_input = None
         if self._include_input and input is not None:
             try:
                 kept_input = redact(input, self._redact)
             except RecursionError:
                 kept_input = UNRECORDABLE
-        # On the path of every dispatch: _text's check is written out for the usual ASCII.
-        row: _Row = (
+        # On the path of every dispatch: text()'s check is written out for the usual ASCII.
+        row: Row = (
             _now(),
             invocation_id
             if type(invocation_id) is str and invocation_id.isascii()
-            else _text(invocation_id),
-            transport if type(transport) is str and transport.isascii() else _text(transport),
-            capability if type(capability) is str and capability.isascii() else _text(capability),
+            else text(invocation_id),
+            transport if type(transport) is str and transport.isascii() else text(transport),
+            capability if type(capability) is str and capability.isascii() else text(capability),
             tag,
             who,
             decision,
             outcome,
             kept_input,
             approval,
-            None if approved_by is None else _text(str(approved_by)[:200]),
+            None if approved_by is None else text(str(approved_by)[:200]),
         )
-        return row
-
-    def _keep(self, row: _Row) -> AuditTicket | None:
+        kept: Row | AuditEntry = row
+        if eager or self._followers or self._sink is not None:
+            kept = entry_of(row)  # followers and the sink share the one entry
         with self._lock:
             if len(self._entries) == self.capacity:
                 self.evicted += 1
-            self._entries.append(row)
+            self._entries.append(kept)
+        if type(kept) is not AuditEntry:
+            return kept, None
+        entry: AuditEntry = kept  # pyright: ignore[reportAssignmentType]
         if self._followers:
-            self._tell(row)
+            self._tell(entry)
         if self._sink is None:
-            return None
-        return self._forward(row)
-
-    def _forward(self, entry: _Row) -> AuditTicket | None:
-        ticket: AuditTicket | None = None
-        with self._cond:
-            if self._closing or len(self._pending) >= self._sink_queue:
-                self.sink_dropped += 1
-                return AuditTicket(entry, _DROPPED) if self.durable else None
-            self._pending.append(entry)
-            if self.durable:
-                ticket = AuditTicket(entry)
-                self._tickets.append(ticket)
-            self._accepted += 1
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._pump, name="foldkit-agent-audit", daemon=True
-                )
-                self._thread.start()
-            elif len(self._pending) == 1 or len(self._pending) >= self._sink_batch:
-                self._cond.notify_all()
-        return ticket
-
-    def _pump(self) -> None:
-        sink = self._sink
-        assert sink is not None
-        cond = self._cond
-        while True:
-            with cond:
-                while not self._pending and not self._closing:
-                    cond.wait()
-                # Linger briefly so that a burst becomes one batch (fewer thread switches
-                # while the event loop is busy); flush() and close() cut the wait short.
-                if self._sink_linger and len(self._pending) < self._sink_batch:
-                    cond.wait_for(
-                        lambda: (
-                            self._closing
-                            or self._flushing > 0
-                            or len(self._pending) >= self._sink_batch
-                        ),
-                        self._sink_linger,
-                    )
-                if not self._pending and self._closing:
-                    break
-                n = min(len(self._pending), self._sink_batch)
-                rows = [self._pending.popleft() for _ in range(n)]
-            failed: str | None = None
-            batch = [_entry_of(row) for row in rows]
-            try:
-                sink.write(batch)
-            except BaseException as exc:  # a sink must never take the pump down
-                failed = f"{type(exc).__name__}: {exc}"[:500]
-            waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-            with cond:
-                if failed is None:
-                    self.sink_written += len(batch)
-                else:
-                    self.sink_failures += 1
-                    self.sink_failed_entries += len(batch)
-                    self.last_sink_error = failed
-                self._handled += len(batch)
-                if self.durable:
-                    state: TicketState = _COMMITTED if failed is None else _FAILED
-                    for _ in range(len(batch)):
-                        ticket = self._tickets.popleft()
-                        ticket.state = state
-                        if ticket._waiter is not None:  # pyright: ignore[reportPrivateUsage]
-                            waiters.append(ticket._waiter)  # pyright: ignore[reportPrivateUsage]
-                cond.notify_all()
-            if waiters:
-                _wake(waiters)
-            if failed is not None and _should_log(self.sink_failures):
-                _log.warning(
-                    "audit sink %s failed to write %d entries (%d failures so far): %s",
-                    type(sink).__name__,
-                    len(batch),
-                    self.sink_failures,
-                    failed,
-                )
-        self._close_sink()
-
-    def _close_sink(self) -> None:
-        closer = getattr(self._sink, "close", None)
-        if not callable(closer):
-            return
-        try:
-            closer()
-        except Exception as exc:
-            with self._cond:
-                self.sink_failures += 1
-                self.last_sink_error = f"{type(exc).__name__}: {exc}"[:500]
-            _log.warning("audit sink %s failed to close: %s", type(self._sink).__name__, exc)
+            return entry, None
+        return entry, self._forward(entry)
 
     def follow(self, on_entry: Callable[[AuditEntry], None]) -> Callable[[], None]:
         """Call ``on_entry(entry)`` with every entry recorded from now on; returns the unfollow.
@@ -579,104 +329,29 @@ class AuditLog:
 
         return unfollow
 
-    def _tell(self, row: _Row) -> None:
-        entry = _entry_of(row)
+    def _tell(self, entry: AuditEntry) -> None:
         for on_entry in self._followers:
             try:
                 on_entry(entry)
             except Exception:
                 self.follower_failures += 1
-                if _should_log(self.follower_failures):
+                if should_log(self.follower_failures):
                     _log.warning("an audit follower raised; the entry is kept", exc_info=True)
-
-    # -- answered means audited ----------------------------------------------------------------
-
-    async def committed(self, ticket: AuditTicket) -> bool:
-        """Wait until the entry behind ``ticket`` is stored by the durable sink.
-
-        Waits at most :attr:`commit_timeout` seconds. Cancelling the awaiting task stops the
-        wait (the entry stays queued and is still written).
-
-        Returns:
-            ``True`` once the sink committed the entry. ``False`` when its batch failed, it
-            was dropped, or the timeout passed: then the miss is counted in
-            :attr:`unconfirmed` and logged at ERROR with the invocation id, and the caller
-            should release the answer anyway (the runtime does).
-
-        Example:
-            >>> ticket = audit.note(...)
-            >>> if ticket is not None and not await audit.committed(ticket):
-            ...     ...  # answered, but not audited: the log names the invocation
-        """
-        state = ticket.state
-        if state == _PENDING:
-            loop = asyncio.get_running_loop()
-            fut: asyncio.Future[None] = loop.create_future()
-            with self._cond:
-                state = ticket.state
-                if state == _PENDING:
-                    ticket._waiter = (loop, fut)  # pyright: ignore[reportPrivateUsage]
-            if state == _PENDING:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(fut, self.commit_timeout)
-                state = ticket.state
-        if state == _COMMITTED:
-            return True
-        with self._cond:
-            self.unconfirmed += 1
-            why = {
-                _FAILED: f"the sink failed ({self.last_sink_error})",
-                _DROPPED: "it was dropped (the log was closed or its sink_queue was full)",
-            }.get(state, f"the sink did not store it within {self.commit_timeout}s")
-        _log.error(  # %r and a cut: both may be text from the wire
-            "answered invocation %r (%r) without its audit entry stored: %s",
-            ticket.invocation_id[:200],
-            ticket.capability[:200],
-            why,
-        )
-        return False
 
     # -- reading --------------------------------------------------------------------------------
 
     def entries(self) -> list[AuditEntry]:
         """The kept entries, oldest first (a copy)."""
         with self._lock:
-            rows = list(self._entries)
-        return [_entry_of(row) for row in rows]
+            built: list[AuditEntry] = [
+                item if isinstance(item, AuditEntry) else entry_of(item) for item in self._entries
+            ]
+            # Each row becomes its entry once: the ring keeps the entries from now on.
+            self._entries = deque(built, maxlen=self.capacity)
+        return built
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    @property
-    def sink_pending(self) -> int:
-        """Entries waiting to be handed to the sink."""
-        with self._cond:
-            return self._accepted - self._handled
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Block until the sink has handled every entry recorded so far.
-
-        Handled means written, or lost in a failed write (see :attr:`sink_failures`). Call it
-        from a thread, not the event loop, when the sink may be slow.
-
-        Args:
-            timeout: seconds to wait at most; ``None`` waits for as long as it takes.
-
-        Returns:
-            ``True`` when everything was handled, ``False`` on timeout.
-
-        Example:
-            >>> audit.flush(timeout=5.0)
-            True
-        """
-        with self._cond:
-            target = self._accepted
-            self._flushing += 1
-            self._cond.notify_all()
-            try:
-                return self._cond.wait_for(lambda: self._handled >= target, timeout)
-            finally:
-                self._flushing -= 1
 
     def close(self, timeout: float | None = 5.0) -> bool:
         """Hand every pending entry to the sink, stop the thread and close the sink.
@@ -714,69 +389,6 @@ class AuditLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-_now = time.time
-
-
-def _should_log(failures: int) -> bool:
-    """Log the 1st, 10th, 100th, ... failure, so a broken sink cannot flood the logs."""
-    return failures in (1, 10) or (failures % 100 == 0)
-
-
-_Row = tuple[
-    float, str, str, str, "str | None", Any, "Decision", str, Any, "str | None", "str | None"
-]
-
-
-def _entry_of(row: tuple[Any, ...]) -> AuditEntry:
-    return AuditEntry(datetime.fromtimestamp(row[0], UTC), *row[1:])
-
-
-def _text(value: str) -> str:
-    """``value`` as storable text: a lone UTF-16 surrogate (valid in a JSON escape, but not
-    encodable as UTF-8) becomes U+FFFD, so no sink can fail on an entry that carries one."""
-    if type(value) is str:
-        return value if value.isascii() else no_surrogates(value)
-    return str(value)  # not a str after all (a host passing something else)
-
-
-_ATOMS: frozenset[type] = frozenset({int, float, bool, type(None)})
-
-
-def _key_text(key: Any) -> Any:
-    return _text(key) if isinstance(key, str) else key
-
-
-def redact(value: Any, fields: frozenset[str]) -> Any:
-    """A copy of JSON-like ``value`` with every key in ``fields`` replaced, at any depth.
-
-    Mappings are copied to dicts and sequences to lists; strings (keys too) holding a lone
-    surrogate get U+FFFD in its place; other values are returned as is.
-
-    Example:
-        >>> redact({"a": {"token": "x"}, "b": [{"token": "y"}]}, frozenset({"token"}))
-        {'a': {'token': '[redacted]'}, 'b': [{'token': '[redacted]'}]}
-    """
-    kind = type(value)  # pyright: ignore[reportUnknownVariableType] - exact types first
-    if kind in _ATOMS:
-        return value
-    if kind is str:
-        return value if value.isascii() else no_surrogates(value)
-    if isinstance(value, str):
-        return _text(value)
-    if kind is dict or isinstance(value, Mapping):
-        items = cast(Mapping[Any, Any], value)
-        return {
-            (_key_text(k) if type(k) is not str or not k.isascii() else k): (
-                REDACTED if k in fields else redact(v, fields)
-            )
-            for k, v in items.items()
-        }
-    if isinstance(value, list | tuple):
-        seq = cast(Iterable[Any], value)
-        return [redact(v, fields) for v in seq]
-    return value
 
 
 def audit_log(

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .log import iso_time
+from .entry import iso_time
 from .store import ADDED_COLUMNS, COLUMNS, DatabaseAuditSink
 
 __all__ = ["SqliteAuditSink"]

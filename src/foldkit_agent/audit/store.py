@@ -17,32 +17,49 @@ from __future__ import annotations
 import queue
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from .encode import json_text, storable_text
-from .log import DECISIONS, AuditEntry, AuditSinkError, Decision
+from .entry import DECISIONS, FIELDS, AuditEntry, Decision
+from .forward import AuditSinkError
 
 __all__ = ["ADDED_COLUMNS", "COLUMNS", "DatabaseAuditSink"]
 
-COLUMNS = (
-    "at",
-    "invocation_id",
-    "transport",
-    "capability",
-    "tag",
-    "principal",
-    "decision",
-    "outcome",
-    "input",
-    "approval",
-    "approved_by",
-)
+COLUMNS = FIELDS
 """The stored columns besides ``id``, in row order."""
 
 ADDED_COLUMNS = (("approval", "TEXT"), ("approved_by", "TEXT"))
 """Columns added after the first schema, in order; a sink adds them to an older table."""
+
+
+def _text_or_none(value: str | None) -> str | None:
+    return None if value is None else storable_text(value)
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+_JSON = frozenset({"principal", "input"})
+"""The columns stored as JSON (any value the entry holds); the others are text."""
+_CHECKED = frozenset({"decision", "approval"})
+"""Text columns from a closed set of values (never from the wire), stored as they are."""
+_STORED: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
+    (
+        name,
+        None  # the time: as the driver stores it (DatabaseAuditSink._time)
+        if name == "at"
+        else json_text
+        if name in _JSON
+        else _as_is
+        if name in _CHECKED
+        else _text_or_none,
+    )
+    for name in COLUMNS
+)
+"""How each column of :data:`COLUMNS` is written down, in order."""
 
 _Job = tuple[list[AuditEntry] | None, threading.Event, list[BaseException]]
 
@@ -149,36 +166,18 @@ class DatabaseAuditSink(ABC):
                 self._disconnect(conn)
 
     def _row(self, e: AuditEntry) -> tuple[Any, ...]:
-        return (
-            self._time(e.at),
-            storable_text(e.invocation_id),
-            storable_text(e.transport),
-            storable_text(e.capability),
-            None if e.tag is None else storable_text(e.tag),
-            json_text(e.principal),
-            e.decision,
-            storable_text(e.outcome),
-            json_text(e.input),
-            e.approval,
-            None if e.approved_by is None else storable_text(e.approved_by),
+        """The stored row of ``e``: each column encoded as :data:`_STORED` says."""
+        return tuple(
+            self._time(e.at) if how is None else how(getattr(e, name)) for name, how in _STORED
         )
 
     def _entry(self, row: Sequence[Any]) -> AuditEntry:
-        at, invocation_id, transport, capability, tag, principal, decision, outcome, inp = row[:9]
-        approval, approved_by = row[9:11]
-        return AuditEntry(
-            at=self._read_time(at),
-            invocation_id=invocation_id,
-            transport=transport,
-            capability=capability,
-            tag=tag,
-            principal=None if principal is None else self._read_json(principal),
-            decision=decision,
-            outcome=outcome,
-            input=None if inp is None else self._read_json(inp),
-            approval=approval,
-            approved_by=approved_by,
-        )
+        values = dict(zip(COLUMNS, row, strict=False))
+        values["at"] = self._read_time(values["at"])
+        for name in _JSON:
+            if values[name] is not None:
+                values[name] = self._read_json(values[name])
+        return AuditEntry(**values)
 
     # -- the sink ----------------------------------------------------------------------------
 
