@@ -112,6 +112,8 @@ class CallRequest:
         key: what a parked call waits under (an A2A task id, a tool call id); default a fresh
             unguessable token.
         id: ``Invocation.id``; default a new one.
+        signal: the call's cancel signal, when the transport aborts calls itself (A2A's
+            ``CancelTask``); default a new one. Setting it aborts the call.
         scope: the request's ASGI scope (or A2A call state): the disconnect relay reads the
             guard's "client gone" event from it, and a drain waits for the answer.
         beat: a sign of life every ``interval`` seconds while the call waits.
@@ -125,6 +127,7 @@ class CallRequest:
     owner: str | None = None
     key: str | None = None
     id: str | None = None
+    signal: asyncio.Event | None = None
     scope: Mapping[str, Any] | None = None
     beat: Beat | None = None
     interval: float = DEFAULT_PROGRESS_INTERVAL
@@ -191,13 +194,14 @@ class CallsInFlight:
             invocation = Invocation(
                 id=request.id or new_invocation_id(),
                 transport=request.transport,
+                signal=request.signal,
                 credentials=request.credentials,
             )
             try:
                 return await rt.call(name, payload, invocation)
             finally:
                 place[0].release()
-        signal = asyncio.Event()
+        signal = request.signal or asyncio.Event()
         asked: Asked | None = None
         if ask == PARK:
             ask, asked = ParkedApprovals.asker()

@@ -10,13 +10,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import anyio
 import mcp.types as types
 import pytest
 from mcp import Client
 
 from foldkit_agent.adapters.mcp import mcp_server
 from foldkit_agent.adapters.mcp.approval import APPROVE_SCHEMA, INPUT_KEY
+from foldkit_agent.edge.callers import CallerLimits
+from foldkit_agent.edge.calls import CallsInFlight
 from tests.support.approval_app import shelf
+from tests.support.waiting import HeldPerson
 
 MODES = ["legacy", "auto"]  # "auto" discovers and speaks 2026-07-28
 
@@ -191,3 +195,54 @@ async def test_a_parked_call_that_is_never_resumed_times_out_with_nothing_sent()
             assert late.is_error is True
         assert running.applied == 0
         assert rt.audit.entries()[-1].approval == "timeout"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_caller_past_its_share_of_waiting_calls_is_refused_without_being_asked(
+    mode: str,
+) -> None:
+    held = HeldPerson()
+    calls = CallsInFlight(CallerLimits(waiting_per_caller=2))
+    async with shelf("milk") as (running, rt):
+        server = mcp_server(rt, name="shelf", version="1", calls=calls)
+        async with Client(server, mode=mode, elicitation_callback=held) as client:
+            async with anyio.create_task_group() as tg:
+                for _ in range(2):
+                    tg.start_soon(client.call_tool, "remove_item", {"title": "milk"})
+                await held.asked_at_least(2)
+                over = await client.call_tool("remove_item", {"title": "milk"})
+                held.release()
+        assert over.is_error is True
+        assert over.structured_content is not None
+        assert over.structured_content["reason"] == "unavailable"
+        assert held.asked == 2  # the third question never reached the person
+        assert running.host.model().items == ("milk",)
+        assert (len(calls), len(calls.waiting)) == (0, 0)  # every place given back
+
+
+async def test_a_caller_past_its_calls_in_flight_is_answered_at_once_and_audited() -> None:
+    calls = CallsInFlight(CallerLimits(calls_per_caller=1))
+    async with shelf("milk") as (running, rt):
+        server = mcp_server(rt, name="shelf", version="1", calls=calls)
+        async with Client(server) as client:
+            holding = calls.running.take("anonymous")  # one call of this caller in flight
+            over = await client.call_tool("rename_item", {"title": "milk", "to": "oat"})
+            holding.release()
+            served = await client.call_tool("rename_item", {"title": "milk", "to": "oat"})
+        assert over.is_error is True
+        assert over.structured_content is not None
+        assert (over.structured_content["status"], over.structured_content["code"]) == (
+            "refused",
+            "caller-limit",
+        )
+        text = over.content[0]
+        assert isinstance(text, types.TextContent)
+        assert text.text.startswith("rename_item was not started: Anonymous callers already hold 1")
+        assert served.is_error is False
+        assert running.host.model().items == ("oat",)
+        refused = rt.audit.entries()[-2]
+        assert (refused.transport, refused.decision, refused.outcome) == (
+            "mcp",
+            "refused",
+            "AgentCapabilityUnavailableError",
+        )
