@@ -133,6 +133,8 @@ _NOT_A_NAME = "has a field name that is not valid Unicode (a lone UTF-16 surroga
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 """Field types whose strict Python validation of a JSON value equals strict JSON's."""
+
+
 def _kinds(info: FieldInfo) -> set[type[Any]]:
     return {type(cast(object, m)) for m in info.metadata}
 
