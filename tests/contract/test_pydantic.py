@@ -1,4 +1,4 @@
-"""What contract/_pydantic.py and the decoder's fast path read of pydantic is still there: these
+"""What contract/expressible.py and the decoder's fast path read of pydantic is still there: these
 fail on a pydantic upgrade that moves it, before a refusal silently stops being made."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from pydantic.types import Strict
 from pydantic_core import SchemaValidator, to_json
 
 from ..errors import AgentInvalidInputError, InputIssue
-from ._pydantic import check_expressible
+from .expressible import check_expressible
 from .schema import JsonSchema, json_schema
 
 __all__ = ["MAX_ECHOED", "MAX_ISSUES", "InputDecoder"]

@@ -1,12 +1,12 @@
-"""The one place that reads pydantic's core schema: what an input type accepts that its JSON
-Schema cannot say.
+"""What an input type accepts that its JSON Schema cannot say, read from pydantic's core schema.
 
-Pydantic offers no public walk of a model's validators and string normalisers at every depth
-(nested models, list items, union branches, definitions); the core schema a model carries
-(``__pydantic_core_schema__``, shaped by :mod:`pydantic_core.core_schema`) is where they are.
-Only this module reads it. ``tests/contract/test_pydantic.py`` fails when a pydantic upgrade
-changes the shapes read here (node ``type`` names, ``definitions``/``definition-ref``,
-``config``, ``fields``/``choices``, a validator's ``function``).
+Pydantic offers no other walk of a model's validators and string normalisers at every depth
+(nested models, list items, union branches, definitions): they are in the core schema a model
+carries (``__pydantic_core_schema__``, a documented attribute, shaped by the public
+:mod:`pydantic_core.core_schema` types). Only this module reads it, and
+``tests/contract/test_pydantic.py`` fails when a pydantic upgrade changes the shapes read here
+(node ``type`` names, ``definitions``/``definition-ref``, ``config``, ``fields``/``choices``,
+a validator's ``function``).
 """
 
 from __future__ import annotations
