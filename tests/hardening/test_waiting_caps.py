@@ -1,0 +1,169 @@
+"""One caller trying to start 1,040 calls that wait for a person locks nobody else out, on a
+real ``foldkit-agent serve`` (MCP over HTTP, A2A and the page, two tokens).
+
+The caller is, in turn, an anonymous page visitor with many made-up sessions, one token on a
+handshake-era MCP session whose client elicits (and never answers), one token over A2A, and
+one token over 2026-era MCP. Everything asserted is what the server said: which attempts were
+put to a person and which were refused naming the per-caller cap (with nothing sent), the
+answers another caller got on every transport meanwhile, each waiting call's last answer when
+the caller lets go, and the audit entries the server stored. The cap on calls waiting for a
+person is counted per caller across every transport, and every anonymous caller together is
+one caller (``foldkit_agent.edge.calls``), so the page visitor's share is the anonymous share.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.serving import serve_process
+from tests.support.waiting_callers import (
+    A2a,
+    HandshakeMcp,
+    Holder,
+    Http,
+    ModernMcp,
+    Page,
+    Waiting,
+    attempt_all,
+    audit_entries,
+    of,
+    result_text,
+    task_text,
+)
+
+ATTEMPTS = 1040
+"""More calls than the server lets all callers together keep waiting (1,024 by default)."""
+SHARE = 4
+"""``--max-waiting-per-caller``: calls one caller may have waiting for a person."""
+CONNECTIONS = 32
+"""Client connections the caller makes its attempts over (a waiting call may hold one, so
+more than ``SHARE``)."""
+ALICE = "alice-token-0123456789"
+BOB = "bob-token-0123456789"
+SERVE = (
+    "tests.support.waiting_app:runtime",
+    "--mcp", "http", "--a2a", "--webmcp",
+    "--token", f"{ALICE}=alice", "--token", f"{BOB}=bob",
+    "--max-waiting-per-caller", str(SHARE),
+    "--keep-alive", "120",  # the client's idle connections stay usable between the phases
+)  # fmt: skip
+AT_THE_CAP = f"({SHARE}, the most one caller may have waiting)"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One caller that holds: how it is made, whom the audit names it as, and how each of its
+    waiting calls ends once it lets go (the audit entry's outcome and approval)."""
+
+    make: Callable[[Http], Awaitable[Holder]]
+    principal: str | None
+    ended_as: tuple[str, str | None]
+
+
+async def _handshake_mcp(http: Http) -> Holder:
+    return await HandshakeMcp(http, ALICE).open()
+
+
+async def _modern_mcp(http: Http) -> Holder:
+    return ModernMcp(http, ALICE)
+
+
+CANCELLED = ("AgentCancelledError", None)  # nobody's answer recorded: the call was cancelled
+DECLINED = ("AgentApprovalError", "declined")
+CASES = {
+    "token, handshake-era MCP, eliciting": Case(_handshake_mcp, "alice", CANCELLED),
+    "token, 2026-era MCP": Case(_modern_mcp, "alice", DECLINED),
+}
+
+
+@pytest.mark.parametrize("who", list(CASES))
+async def test_one_caller_holding_its_share_of_waiting_calls_locks_nobody_out(
+    who: str, tmp_path: Path
+) -> None:
+    case = CASES[who]
+    audit = tmp_path / "audit.jsonl"
+    async with serve_process(*SERVE, "--audit", f"jsonl:{audit}") as origin:
+        http, others = Http(origin, CONNECTIONS), Http(origin, 4)
+        holder = await case.make(http)
+        got = await attempt_all(holder, ATTEMPTS)
+
+        assert len(got.waiting) == SHARE, got.refused[:3]  # its share, put to a person
+        refusals = Counter(got.refused)
+        assert len(got.refused) == ATTEMPTS - SHARE
+        assert all(AT_THE_CAP in text and "nothing was sent" in text for text in refusals), refusals
+
+        await _another_caller_is_served_everywhere(others)
+        await _bob_is_asked_about_his_own_call(others)
+
+        ends = [await holder.let_go(waiting) for waiting in got.waiting]
+        _each_ended_cleanly(holder, ends)
+        again = await attempt_all(holder, 1)  # its share is free again
+        assert len(again.waiting) == 1, again.refused
+        _each_ended_cleanly(holder, [await holder.let_go(again.waiting[0])])
+        http.close()
+        others.close()
+
+    entries = audit_entries(audit)
+    mine = of(entries, capability="note", transport=holder.transport, principal=case.principal)
+    assert len({e["invocation_id"] for e in mine}) == len(mine) == ATTEMPTS + 1  # each once
+    assert Counter((e["decision"], e["outcome"], e["approval"]) for e in mine) == {
+        ("refused", "AgentApprovalError", "unavailable"): ATTEMPTS - SHARE,
+        ("refused", *case.ended_as): SHARE + 1,
+    }
+    assert not of(entries, capability="note", decision="dispatched")  # nothing was sent
+
+
+async def _another_caller_is_served_everywhere(http: Http) -> None:
+    """Bob (the other token) over MCP in both eras and A2A, and a new page visitor: each lists
+    or calls and is answered."""
+    modern = ModernMcp(http, BOB)
+    listed = await modern.post("tools/list", {})
+    assert {"add_item", "note", "rename_item"} <= {t["name"] for t in listed["tools"]}
+    called = await modern.call("add_item", {"title": "bread"})
+    assert called["isError"] is False, called
+
+    handshake = await HandshakeMcp(http, BOB).open()
+    listed = await handshake.request("tools/list", {})
+    assert {"add_item", "note", "rename_item"} <= {t["name"] for t in listed["tools"]}
+    called = await handshake.request(
+        "tools/call", {"name": "add_item", "arguments": {"title": "eggs"}}
+    )
+    assert called["isError"] is False, called
+
+    task = await A2a(http, BOB).send("add_item", {"title": "jam"})
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", task_text(task)
+
+    page = Page(http, sessions=1)
+    answered = await page.invoke(page.sessions[0], "add_item", {"title": "tea"})
+    assert answered.status == 200, answered.text
+    assert answered.json()["isError"] is False, answered.text
+
+    context = (await http.request("GET", "/agent/context", {})).json()["context"]
+    assert {"bread", "eggs", "jam", "tea"} <= set(context["items"])
+
+
+async def _bob_is_asked_about_his_own_call(http: Http) -> None:
+    """Bob's own call that needs a person is put to his person (2026-era MCP), not refused."""
+    bob = ModernMcp(http, BOB)
+    asked = await bob.attempt(0)
+    assert isinstance(asked, Waiting), asked
+    declined = await bob.let_go(asked)
+    assert declined["structuredContent"]["reason"] == "declined", declined
+
+
+def _each_ended_cleanly(holder: Holder, ends: list[Any]) -> None:
+    """Each waiting call's last answer, once the caller let go: cancelled, or declined."""
+    for end in ends:
+        if isinstance(holder, HandshakeMcp):
+            assert end["error"]["message"] == "Request cancelled", end
+        elif isinstance(holder, A2a):
+            assert end["status"]["state"] == "TASK_STATE_CANCELED", task_text(end)
+        else:
+            assert end["isError"] is True, end
+            assert end["structuredContent"]["reason"] == "declined", result_text(end)
