@@ -68,7 +68,7 @@ from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import Outcome
 from .approvals import Asked, ParkedApproval, ParkedApprovals
 from .callers import ANONYMOUS, DEFAULT_CALLER_LIMITS, CallerLimits, CapReached, Slot, Slots
-from .disconnect import abort_when_gone, carries_call, client_gone
+from .disconnect import carries_call
 from .progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done
 from .resolve import audit_refusal, principal_for_record
 from .wire import WireError
@@ -186,11 +186,11 @@ class CallsInFlight:
             place = [self.running.take(request.caller)]
         except CapReached as full:
             return await self._refused(rt, name, request, full.err)
-        carries_call(request.scope)  # a drain waits until this answer is written
         ask = request.ask
         if not waits(rt.definition.by_name.get(name)):
             # Nothing to wait for, so nothing to beat, ask or abort: awaited here, without a
-            # task of its own, a signal or a disconnect relay.
+            # task of its own or a signal the client's going away would set.
+            carries_call(request.scope)  # a drain waits until this answer is written
             invocation = Invocation(
                 id=request.id or new_invocation_id(),
                 transport=request.transport,
@@ -214,13 +214,12 @@ class CallsInFlight:
         )
         call = asyncio.ensure_future(rt.call(name, payload, invocation))
         self._signals[call] = (request.transport, signal)
-        relay = abort_when_gone(client_gone(request.scope), signal)
+        # a drain waits for the answer; the client going away before it aborts the call
+        carries_call(request.scope, signal)
 
         def ended(_call: asyncio.Future[Outcome]) -> None:
             del self._signals[call]
             place[0].release()
-            if relay is not None:
-                relay.cancel()
 
         call.add_done_callback(ended)
         outcome = await settle(call, signal, asked, request.beat, request.interval)

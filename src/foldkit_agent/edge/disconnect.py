@@ -5,10 +5,10 @@ sees it, so from then on the only thing the server can still receive on that req
 ``http.disconnect``. The guard watches for it (:func:`watch`) and leaves an
 :class:`asyncio.Event` in ``scope[CLIENT_GONE]``, set when the client went away *before* the
 response ended (a disconnect after a complete response, which uvicorn also reports, is not
-one). Each adapter hands it to the call's signal with :func:`abort_when_gone`, so the runtime
-answers and audits the call as cancelled at once instead of waiting out its completion
-timeout for nobody (MCP both eras, A2A ``message/send`` and ``message/stream``, the page and
-native surface).
+one). A call in flight registers its signal with :func:`carries_call`, so the runtime answers
+and audits the call as cancelled at once instead of waiting out its completion timeout for
+nobody (MCP both eras, A2A ``message/send`` and ``message/stream``, the page and native
+surface); the watcher sets it directly, with no task of its own per call.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class Watch:
         self._receive = receive
         self._send = send
         self._gone = gone
+        self._signals: list[asyncio.Event] = []  # of the calls this request carries
         self._answered = False
         self.tail: asyncio.Future[Message] = asyncio.ensure_future(self._wait_disconnect())
 
@@ -57,6 +58,8 @@ class Watch:
         message = await self._receive()  # the body was read: only a disconnect can come
         if message.get("type") == "http.disconnect" and not self._answered:
             self._gone.set()
+            for signal in self._signals:
+                signal.set()
         return message
 
     async def receive(self) -> Message:
@@ -76,11 +79,17 @@ class Watch:
             return
         await self._send(message)
 
-    def carries_call(self) -> None:
+    def carries_call(self, signal: asyncio.Event | None = None) -> None:
         """This request's response carries a call's answer: :func:`answers_written` waits
-        for it (unless it has ended already)."""
+        for it (unless it has ended already), and ``signal`` is set if the client goes away
+        before the answer (at once, if it has gone already)."""
         if not self._answered and not self.tail.cancelled():
             _ANSWERING.add(self)
+        if signal is not None:
+            if self._gone.is_set():
+                signal.set()
+            else:
+                self._signals.append(signal)
 
     def _done(self) -> None:
         _ANSWERING.discard(self)
@@ -111,12 +120,14 @@ def watch(body: bytes, receive: Receive, send: Send, scope: Scope) -> Watch:
     return watching
 
 
-def carries_call(scope: Mapping[str, Any] | None) -> None:
-    """Note that the request of ``scope`` will carry a call's answer (adapters call it when a
-    call starts), so a drain waits for that answer to be written (:func:`answers_written`)."""
+def carries_call(scope: Mapping[str, Any] | None, signal: asyncio.Event | None = None) -> None:
+    """Note that the request of ``scope`` will carry a call's answer (called when a call
+    starts), so a drain waits for that answer to be written (:func:`answers_written`); with
+    ``signal``, the call's cancel signal, the client going away before its answer aborts it.
+    Does nothing for a request that did not pass the guard with a body."""
     watching = None if scope is None else scope.get(WATCH)
     if isinstance(watching, Watch):
-        watching.carries_call()
+        watching.carries_call(signal)
 
 
 async def answers_written(within: float) -> bool:

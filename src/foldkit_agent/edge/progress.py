@@ -89,12 +89,12 @@ async def beat_until_done(
     loop = asyncio.get_running_loop()
     started = loop.time()
     n = 0
-    while not any(f.done() for f in futures):
+    while True:
         due = started + (n + 1) * interval
-        await asyncio.wait(
+        done, _pending = await asyncio.wait(
             futures, timeout=max(0.0, due - loop.time()), return_when=asyncio.FIRST_COMPLETED
         )
-        if any(f.done() for f in futures):
+        if done:  # (asyncio.wait returns at once when one is done already)
             break
         n += 1
         try:
