@@ -75,7 +75,7 @@ class RuntimeMessages:
         """
         rt = self._rt
         plan = rt.plans.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-        return rt.start(plan, str(name)[:200], payload, invocation)
+        return rt.start(plan, str(name)[:200] if plan is None else name, payload, invocation)
 
 
 class RuntimeResources:
