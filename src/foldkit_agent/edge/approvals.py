@@ -7,27 +7,22 @@ answer when the person's reply arrives on a later request. The invocation never 
 the Message approved is the Message dispatched (DESIGN §11).
 
 Every entry is bound to the caller that started it (only that caller can answer it) and
-bounded in number, per caller and in all. An entry leaves when its call ends: answered, timed
-out by the runtime's ``approval_timeout``, or cancelled.
+bounded in number, per caller and in all; :class:`~foldkit_agent.edge.calls.CallsInFlight`
+parks its calls here and counts them within the caps on calls waiting for a person, the same
+for every transport. An entry leaves when its call ends: answered, timed out by the runtime's
+``approval_timeout``, or cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
+from .callers import DEFAULT_WAITING, DEFAULT_WAITING_PER_CALLER
 
 __all__ = ["Asked", "ParkedApproval", "ParkedApprovals"]
-
-T = TypeVar("T")
-
-MAX_PER_CALLER = 16
-"""Calls one caller may have waiting for a person at once."""
-
-MAX_PARKED = 1024
-"""Calls that may wait for a person at once, in all."""
 
 Asked = asyncio.Future[tuple[ApprovalRequest, asyncio.Future[Approval]]]
 """Set when the runtime asks the per-call approver: the request and where its answer goes."""
@@ -63,7 +58,9 @@ class ParkedApproval:
 
 
 class ParkedApprovals:
-    """Parked calls by key. Bounded: :data:`MAX_PER_CALLER` per caller, :data:`MAX_PARKED`.
+    """Parked calls by key, bounded per owner and in all (by default the caps on calls
+    waiting for a person, :data:`~.callers.DEFAULT_WAITING_PER_CALLER` and
+    :data:`~.callers.DEFAULT_WAITING`).
 
     :class:`~foldkit_agent.edge.calls.CallsInFlight` parks its calls here (and counts them
     within the caps on calls waiting for a person); adapters reach it through that.
@@ -75,7 +72,9 @@ class ParkedApprovals:
         >>> parked.park(key, name, owner, task, *asked.result())
     """
 
-    def __init__(self, *, per_caller: int = MAX_PER_CALLER, total: int = MAX_PARKED) -> None:
+    def __init__(
+        self, *, per_caller: int = DEFAULT_WAITING_PER_CALLER, total: int = DEFAULT_WAITING
+    ) -> None:
         self._parked: dict[str, ParkedApproval] = {}
         self._per_caller = per_caller
         self._total = total
