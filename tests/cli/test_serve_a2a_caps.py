@@ -1,5 +1,6 @@
-"""Per-caller caps on A2A calls in flight and on calls parked for approval, on a real
-``foldkit-agent serve`` with two bearer tokens and the official ``a2a-sdk`` client.
+"""Per-caller caps on calls in flight and on calls parked for approval, as A2A callers meet
+them on a real ``foldkit-agent serve`` with two bearer tokens and the official ``a2a-sdk``
+client.
 
 Calls in flight: ``tests.support.drain_app``'s ``hold`` is applied at once (``holding <id>`` on
 standard error) and completes when the process gets SIGUSR1. Parked approvals: the todo
@@ -83,7 +84,7 @@ async def test_an_a2a_caller_at_its_cap_of_calls_in_flight_is_rejected_naming_it
             "tests.support.drain_app:runtime",
             "--a2a",
             *TOKENS,
-            "--max-a2a-calls-per-caller",
+            "--max-calls-per-caller",
             "2",
             "--audit",
             f"jsonl:{audit}",
@@ -99,9 +100,9 @@ async def test_an_a2a_caller_at_its_cap_of_calls_in_flight_is_rejected_naming_it
             refused = await alice.skill("hold")
             assert refused.status.state == TaskState.TASK_STATE_REJECTED
             text = status_text(refused)
-            assert "already holds 2 A2A calls in flight" in text
+            assert "already holds 2 calls in flight" in text
             assert "per-caller cap 2" in text
-            assert "Wait for one of your calls to finish" in text
+            assert "Nothing was sent" in text
             tg.start_soon(hold, bob)  # bob is not held back by alice's calls
             await errors.wait_for_many("holding ", 3)
             procs[0].send_signal(signal.SIGUSR1)  # let every held call complete
@@ -125,7 +126,7 @@ async def test_a_cancelled_a2a_call_gives_its_place_back() -> None:
             "tests.support.drain_app:runtime",
             "--a2a",
             *TOKENS,
-            "--max-a2a-calls-per-caller",
+            "--max-calls-per-caller",
             "1",
             stderr=errors,
         ) as origin,

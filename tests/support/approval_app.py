@@ -115,6 +115,13 @@ async def shelf(
             rt.close()
 
 
+@asynccontextmanager
+async def runtime() -> AsyncIterator[AgentRuntime[Model, Any]]:
+    """The shelf as ``foldkit-agent serve tests.support.approval_app:runtime`` runs it."""
+    async with shelf("milk") as (_running, rt):
+        yield rt
+
+
 @dataclass
 class ScriptedApprover:
     """Answers every request with ``answer`` (after recording it).

@@ -85,6 +85,19 @@ class Env:
         data = content if content is not None else json.dumps({} if body is None else body).encode()
         return await self.client.post(f"/agent/invoke/{name}", content=data, headers=h)
 
+    async def answer_of(self, waiting: httpx.Response, sid: str = "s-demo") -> dict[str, Any]:
+        """The own answer of the call ``invoke`` parked for the person (``waiting``, its 202),
+        once it has one (polled through the public route, as the bridge does)."""
+        assert waiting.status_code == 202, waiting.text
+        key = waiting.json()["structuredContent"]["call"]
+        cookie = {"cookie": f"todo_session={sid}"}
+        with anyio.fail_after(10):
+            while (
+                got := await self.client.get(f"/agent/calls/{key}", headers=cookie)
+            ).status_code == 202:
+                await anyio.lowlevel.checkpoint()
+        return got.json()
+
     async def answer_approval(self, approve: bool, sid: str = "s-demo") -> dict[str, Any]:
         """The person of session ``sid`` answers the one call waiting for their approval."""
         cookie = {"cookie": f"todo_session={sid}"}
@@ -122,3 +135,16 @@ async def environment(**kwargs: Any) -> AsyncIterator[Env]:
             transport=httpx.ASGITransport(app=app), base_url=BASE
         ) as client:
             yield Env(running, rt, audit, app, client)
+
+
+async def next_event(lines: AsyncIterator[str]) -> tuple[str, dict[str, Any]]:
+    """The next server-sent event of ``lines``: its name and its JSON data."""
+    event, data = "message", ""
+    async for line in lines:
+        if line.startswith("event:"):
+            event = line.split(":", 1)[1].strip()
+        elif line.startswith("data:"):
+            data += line.split(":", 1)[1].strip()
+        elif line == "" and data:
+            return event, json.loads(data)
+    raise AssertionError("the stream ended")

@@ -46,8 +46,6 @@ from .wire import WireError
 
 __all__ = [
     "ANONYMOUS",
-    "DEFAULT_A2A_CALLS",
-    "DEFAULT_A2A_CALLS_PER_CALLER",
     "DEFAULT_CALLER_LIMITS",
     "DEFAULT_CALLS",
     "DEFAULT_CALLS_PER_CALLER",
@@ -98,10 +96,6 @@ DEFAULT_TASKS: Final = 10_000
 """Most A2A tasks kept for all callers."""
 DEFAULT_TASK_MAX_AGE: Final = 3600.0
 """Seconds after its last update when an A2A task is dropped."""
-DEFAULT_A2A_CALLS_PER_CALLER: Final = 16
-"""Most A2A calls (``SendMessage``/``SendStreamingMessage``) one caller may have running."""
-DEFAULT_A2A_CALLS: Final = 1024
-"""Most A2A calls all callers may have running."""
 DEFAULT_CALLS_PER_CALLER: Final = 256
 """Most calls one caller may have in flight at once, on every transport together (a call
 waiting for a person counts among :data:`DEFAULT_WAITING_PER_CALLER` instead)."""
@@ -128,8 +122,6 @@ class CallerLimits:
             streams; past it the oldest counts as anonymous again).
         tasks_per_caller, tasks, task_max_age: A2A tasks kept
             (:class:`~foldkit_agent.adapters.a2a.BoundedTaskStore`).
-        a2a_calls_per_caller, a2a_calls: A2A calls running at once (a call waiting for a
-            person's approval is counted among the parked approvals instead).
         calls_per_caller, calls: calls in flight at once, every transport together
             (:class:`~foldkit_agent.edge.calls.CallsInFlight`).
         waiting_per_caller, waiting: calls waiting for a person at once, every transport
@@ -150,8 +142,6 @@ class CallerLimits:
     tasks_per_caller: int = DEFAULT_TASKS_PER_CALLER
     tasks: int = DEFAULT_TASKS
     task_max_age: float = DEFAULT_TASK_MAX_AGE
-    a2a_calls_per_caller: int = DEFAULT_A2A_CALLS_PER_CALLER
-    a2a_calls: int = DEFAULT_A2A_CALLS
     calls_per_caller: int = DEFAULT_CALLS_PER_CALLER
     calls: int = DEFAULT_CALLS
     waiting_per_caller: int = DEFAULT_WAITING_PER_CALLER
@@ -171,8 +161,6 @@ class CallerLimits:
             "page_sessions",
             "tasks_per_caller",
             "tasks",
-            "a2a_calls_per_caller",
-            "a2a_calls",
             "calls_per_caller",
             "calls",
             "waiting_per_caller",

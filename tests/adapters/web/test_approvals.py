@@ -1,6 +1,8 @@
-"""Approval on the page surface: the page's person answers; the agent's invoke waits (§11).
+"""Approval on the page surface: the page's person answers while the agent's call waits
+parked, holding no request (§11).
 
-Same-origin + CSRF on the answer; only the same session sees or answers a request; a service
+Same-origin + CSRF on the answer; only the same session sees, answers or reads a request; every
+anonymous page together is one caller for the cap on calls waiting for a person; a service
 caller is refused as unavailable unless the surface trusts its statement that a person
 approved.
 """
@@ -20,10 +22,15 @@ from starlette.requests import Request
 from foldkit_agent.adapters.web.surface import (
     APPROVED_HEADER,
     CSRF_HEADER,
+    SESSION_COOKIE,
     CsrfTokens,
     agent_surface,
 )
+from foldkit_agent.edge.callers import CallerLimits
+from foldkit_agent.edge.calls import CallsInFlight
 from tests.support.approval_app import shelf
+from tests.support.web_serving import serve
+from tests.support.web_surface import next_event
 
 BASE = "http://127.0.0.1:8000"
 SECRET = b"0123456789abcdef-approval"
@@ -79,8 +86,22 @@ async def waiting_for(client: httpx.AsyncClient, sid: str) -> list[dict[str, Any
 
 
 async def call(client: httpx.AsyncClient, sid: str, name: str, body: Any) -> dict[str, Any]:
+    """What the bridge does for one ``execute``: the invoke, and for a call parked for the
+    person, its own answer once it has one (polled through the public route)."""
     response = await client.post(f"/invoke/{name}", json=body, **page(sid))
-    return response.json()
+    if response.status_code != 202:
+        return response.json()
+    return (await answer_of(client, sid, response.json()["structuredContent"]["call"])).json()
+
+
+async def answer_of(client: httpx.AsyncClient, sid: str, key: str) -> httpx.Response:
+    """``GET calls/<key>`` once the call has ended (polled through the public route)."""
+    with anyio.fail_after(10):
+        while True:
+            got = await client.get(f"/calls/{key}", headers={"cookie": f"sid={sid}"})
+            if got.status_code != 202:
+                return got
+            await asyncio.sleep(0)
 
 
 async def test_the_person_in_the_page_approves_and_the_waiting_call_sends_it() -> None:
@@ -100,6 +121,77 @@ async def test_the_person_in_the_page_approves_and_the_waiting_call_sends_it() -
         assert running.host.model().items == ("eggs",)
         entry = rt.audit.entries()[-1]
         assert (entry.transport, entry.approval, entry.approved_by) == ("webmcp", "approved", "ann")
+
+
+async def test_a_parked_call_is_answered_202_at_once_and_its_own_answer_is_read_once() -> None:
+    async with surface("milk") as (running, _rt, client):
+        parked = await client.post("/invoke/remove_item", json={"title": "milk"}, **page("s-ann"))
+        assert parked.status_code == 202
+        waiting = parked.json()
+        assert waiting["isError"] is False
+        assert waiting["structuredContent"]["status"] == "waiting"
+        assert waiting["structuredContent"]["capability"] == "remove_item"
+        assert waiting["structuredContent"]["approval"]["input"] == {"title": "milk"}
+        key = waiting["structuredContent"]["call"]
+        (shown,) = await waiting_for(client, "s-ann")
+        assert shown["id"] == key
+        ann, ben = {"cookie": "sid=s-ann"}, {"cookie": "sid=s-ben"}
+        assert (await client.get(f"/calls/{key}", headers=ann)).status_code == 202
+        assert (await client.get(f"/calls/{key}", headers=ben)).status_code == 404
+        await client.post(f"/approvals/{key}", json={"approve": True}, **page("s-ann"))
+        read = await answer_of(client, "s-ann", key)
+        assert read.status_code == 200
+        assert read.json()["isError"] is False
+        assert read.json()["structuredContent"]["capability"] == "remove_item"
+        assert running.applied == 1
+        assert (await client.get(f"/calls/{key}", headers=ann)).status_code == 404  # read once
+
+
+async def test_the_events_stream_says_when_a_parked_call_ended() -> None:
+    async with shelf("milk") as (_running, rt):
+        app = agent_surface(
+            rt, credentials_of=credentials_of, session_of=session_of, csrf_secret=SECRET
+        )
+        async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=10) as client:
+            origin = {"origin": url}
+            async with client.stream("GET", "/events", headers={"cookie": "sid=s-ann"}) as r:
+                lines = r.aiter_lines()
+                assert (await next_event(lines))[0] == "ready"
+                headers = {**page("s-ann")["headers"], **origin}
+                parked = await client.post(
+                    "/invoke/remove_item", json={"title": "milk"}, headers=headers
+                )
+                key = parked.json()["structuredContent"]["call"]
+                event, data = await next_event(lines)
+                assert (event, [a["id"] for a in data["approvals"]]) == ("approvals", [key])
+                await client.post(f"/approvals/{key}", json={"approve": False}, headers=headers)
+                seen = [await next_event(lines) for _ in range(2)]
+                assert ("ended", {"id": key}) in seen
+            answer = await client.get(f"/calls/{key}", headers={"cookie": "sid=s-ann"})
+            assert answer.json()["structuredContent"]["reason"] == "declined"
+
+
+async def test_made_up_sessions_are_one_anonymous_caller_for_the_calls_waiting_for_a_person() -> (
+    None
+):
+    async with shelf("milk") as (running, rt):
+        calls = CallsInFlight(CallerLimits(waiting_per_caller=2))
+        app = agent_surface(rt, csrf_secret=SECRET, calls=calls)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
+
+            async def anonymous(sid: str) -> httpx.Response:
+                headers = {"cookie": f"{SESSION_COOKIE}={sid}", CSRF_HEADER: CSRF.token_for(sid)}
+                return await c.post("/invoke/remove_item", json={"title": "milk"}, headers=headers)
+
+            first, second, third = [await anonymous(f"made-up-{n}") for n in range(3)]
+            assert [first.status_code, second.status_code] == [202, 202]
+            refused = third.json()
+            assert third.status_code == 200
+            assert refused["isError"] is True
+            assert refused["structuredContent"]["reason"] == "unavailable"
+            assert "(2" in refused["content"][0]["text"]  # names the cap it reached
+            assert running.applied == 0
+            await calls.abort(5)
 
 
 async def test_a_decline_refuses_the_call_and_sends_nothing() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
@@ -15,7 +13,7 @@ from examples.todo import Model
 from examples.todo.app import RequestedCreateTodo, SelectedTodo, TodoMessage
 from foldkit_agent.adapters.web.surface import CSRF_HEADER, agent_surface
 from tests.support.web_serving import serve
-from tests.support.web_surface import BASE, Env, environment
+from tests.support.web_surface import BASE, Env, environment, next_event
 
 
 @pytest.fixture
@@ -24,28 +22,16 @@ async def env() -> AsyncIterator[Env]:
         yield e
 
 
-async def _next_event(lines: AsyncIterator[str]) -> tuple[str, dict[str, Any]]:
-    event, data = "message", ""
-    async for line in lines:
-        if line.startswith("event:"):
-            event = line.split(":", 1)[1].strip()
-        elif line.startswith("data:"):
-            data += line.split(":", 1)[1].strip()
-        elif line == "" and data:
-            return event, json.loads(data)
-    raise AssertionError("the stream ended")
-
-
 async def test_events_stream_delivers_a_change_after_a_dispatch(env: Env) -> None:
     async with serve(env.app) as url, httpx.AsyncClient(base_url=url, timeout=10) as client:
         async with client.stream("GET", "/agent/events") as r:
             assert r.status_code == 200
             assert r.headers["content-type"].startswith("text/event-stream")
             lines = r.aiter_lines()
-            assert await _next_event(lines) == ("ready", {"available": ["create_todo"]})
+            assert await next_event(lines) == ("ready", {"available": ["create_todo"]})
             # a person's Message, dispatched by the application
             env.running.dispatch(RequestedCreateTodo(title="Milk"))
-            event, data = await _next_event(lines)
+            event, data = await next_event(lines)
             assert event == "change"
             assert data["capabilities"] is True
             assert data["context"] is True
@@ -59,7 +45,7 @@ async def test_events_stream_delivers_a_change_after_a_dispatch(env: Env) -> Non
                 headers={CSRF_HEADER: token},
             )
             assert resp.json()["isError"] is False
-            event, data = await _next_event(lines)
+            event, data = await next_event(lines)
             assert event == "change"
             assert "delete_todo" in data["available"]
 

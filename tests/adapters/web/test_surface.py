@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 from starlette.applications import Starlette
@@ -122,11 +123,12 @@ async def test_delete_is_authorized_by_the_session_principal(env: Env) -> None:
     assert guest["structuredContent"]["_tag"] == "AgentAuthorizationError"
     assert "guest may not delete" in guest["content"][0]["text"]
     assert len(env.running.model().todos) == 1
-    # delete_todo is confirm=True: demo's call waits until the person in demo's page approves
-    call = asyncio.ensure_future(env.invoke("delete_todo", {}, sid="s-demo"))
+    # delete_todo is confirm=True: demo's call waits, parked, until the person in demo's page
+    # approves
+    waiting = await env.invoke("delete_todo", {}, sid="s-demo")
     request = await env.answer_approval(True, sid="s-demo")
     assert request["capability"] == "delete_todo"
-    demo = (await call).json()
+    demo = await env.answer_of(waiting, sid="s-demo")
     assert demo["isError"] is False
     assert env.running.model().todos == ()
 
@@ -348,7 +350,12 @@ async def test_a_caller_that_disconnects_aborts_its_invocation(env: Env) -> None
     ]
 
     async def receive() -> dict[str, Any]:
-        return messages.pop(0)
+        message = messages.pop(0)
+        if message["type"] == "http.disconnect":  # gone once the Message was sent
+            with anyio.fail_after(10):
+                while env.running.applied == 0:
+                    await anyio.lowlevel.checkpoint()
+        return message
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)

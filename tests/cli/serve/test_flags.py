@@ -41,7 +41,7 @@ def test_every_limit_field_is_a_flag_with_its_own_help_and_default() -> None:
 
 def test_caps_read_as_max_flags_and_timeouts_keep_their_names() -> None:
     by_name = {f.name: f for f in dataclasses.fields(CallerLimits)}
-    assert flag_of(CallerLimits, by_name["a2a_calls"]) == "max-a2a-calls"
+    assert flag_of(CallerLimits, by_name["waiting_per_caller"]) == "max-waiting-per-caller"
     assert flag_of(CallerLimits, by_name["session_idle_timeout"]) == "session-idle-timeout"
     (connections,) = [f for f in dataclasses.fields(ConnectionLimits) if f.name == "keep_alive"]
     assert flag_of(ConnectionLimits, connections) == "keep-alive"

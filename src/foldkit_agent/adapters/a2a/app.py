@@ -74,7 +74,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...contract.declare import Capability
-from ...edge.callers import DEFAULT_A2A_CALLS, DEFAULT_A2A_CALLS_PER_CALLER
+from ...edge.calls import CallsInFlight
 from ...edge.guard import EdgeGuard, Rules, route_path
 from ...edge.hosts import HostPolicy
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
@@ -173,8 +173,7 @@ def a2a_app(
     max_items: int = DEFAULT_MAX_ITEMS,
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
     task_store: TaskStore | None = None,
-    max_calls_per_caller: int = DEFAULT_A2A_CALLS_PER_CALLER,
-    max_calls: int = DEFAULT_A2A_CALLS,
+    calls: CallsInFlight | None = None,
 ) -> Starlette:
     """Serve a bound runtime over A2A 1.0 (JSON-RPC and HTTP+JSON) as a Starlette app.
 
@@ -219,15 +218,15 @@ def a2a_app(
             without the request's input).
             :class:`~foldkit_agent.adapters.a2a.SqlTaskStore` keeps them in SQLite or
             PostgreSQL instead, with the same bounds (the SDK's ``DatabaseTaskStore``).
-        max_calls_per_caller, max_calls: most calls (``SendMessage``, streaming or not)
-            running at once for one caller (its authenticated subject; all anonymous callers
-            together count as one) and for all callers (defaults 16 and 1,024). Past a cap
-            the call ends at once as a ``REJECTED`` task whose status message names the cap
-            ("This caller already holds 16 A2A calls in flight, ... Wait for one of your
-            calls to finish ..."), audited as refused. A call holds its place until it ends
-            (answered, cancelled, its client gone, the server draining) or parks in
-            ``INPUT_REQUIRED`` (at most 16 per caller and 1,024 in all wait for a person;
-            past that the call is refused with a text naming that cap).
+        calls: the server's calls in flight
+            (:class:`~foldkit_agent.edge.calls.CallsInFlight`), whose per-caller caps count
+            this adapter's calls with every other transport's (share one among every adapter
+            of a server); default one of its own. A caller (its authenticated subject; all
+            anonymous callers together count as one) past its share of calls in flight gets a
+            ``REJECTED`` task whose status message names the cap, audited as refused; a call
+            past the cap on calls waiting for a person (``INPUT_REQUIRED`` tasks, MCP
+            elicitations, page approvals together) is ``REJECTED`` with a text naming that
+            cap, nothing sent.
 
     Every request passes :class:`~foldkit_agent.edge.EdgeGuard` first: Host, Origin,
     ``authentication`` (before any byte of the body is read), content type and length, strict
@@ -331,8 +330,7 @@ def a2a_app(
         resolve,
         task_store,
         progress_interval,
-        max_calls_per_caller=max_calls_per_caller,
-        max_calls=max_calls,
+        calls=calls,
     )
     handler = Handler(
         resolve=resolve,

@@ -74,7 +74,7 @@ class Handler(DefaultRequestHandler):
                 check_message_ids(message)
             if message is not None and message.task_id:
                 executor: Any = self.agent_executor
-                if message.task_id in executor.parked:
+                if executor.waits_for_answer(message.task_id):
                     return  # an answer to a waiting approval names no skill
             name = skill_name(metadata, message)
             data = data_part(message)

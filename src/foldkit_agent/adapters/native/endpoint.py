@@ -16,6 +16,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Mount
 
+from ...edge.calls import CallsInFlight
 from ...edge.resolve import settle
 from ...edge.tokens import TokenTable
 from ..web.surface import PRINCIPAL_HEADER, SurfaceTarget, agent_surface, service_caller
@@ -118,6 +119,7 @@ def native_app(
     allowed_hosts: Iterable[str] | str | None = None,
     transport: str = "agent-native",
     trust_service_approvals: bool = False,
+    calls: CallsInFlight | None = None,
 ) -> Starlette:
     """The HTTP surface the generated actions call, for service callers only.
 
@@ -150,6 +152,9 @@ def native_app(
             (approved in agent-native)"``. Off by default: such a call is then refused as
             ``"unavailable"``, since this server cannot ask anyone itself (DESIGN §11). Turn
             it on only for services you trust to ask their user.
+        calls: the server's calls in flight, whose per-caller caps (each service token's
+            identity is one caller) count these calls with every other transport's
+            (:class:`~foldkit_agent.edge.calls.CallsInFlight`); default one of its own.
 
     Returns:
         A Starlette app; serve it with uvicorn or mount it in the application's server.
@@ -183,6 +188,7 @@ def native_app(
         service_transport=transport,
         service_only=True,
         trust_service_approvals=trust_service_approvals,
+        calls=calls,
     )
     mount = "/" + path.strip("/")
     return Starlette(routes=[Mount(mount, app=surface)])

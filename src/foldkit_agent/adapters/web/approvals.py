@@ -1,37 +1,49 @@
 """A person approves in the page: the calls of ``confirm`` capabilities a page session waits on.
 
-A page caller's ``invoke`` of a ``confirm`` capability waits while the person in the page
-answers through ``approvals`` (DESIGN §11): only the same page session can see or answer it, and
-the runtime's ``approval_timeout`` bounds the wait. A page without a session has no person to
-ask, so the call is refused as ``"unavailable"``. A service caller is taken at its word that a
-person approved only with ``trust_service_approvals`` and :data:`APPROVED_HEADER`.
+A page caller's ``invoke`` of a ``confirm`` capability does not hold its HTTP request while the
+person decides (DESIGN §11). Once the call asks, it is parked
+(:class:`~foldkit_agent.edge.calls.CallsInFlight`, counted among the caller's calls waiting
+for a person like every transport's) and ``invoke`` answers at once, 202, with
+:func:`waiting_result`. The person answers through ``POST approvals/<id>``; the call then runs
+to its end, its page session's ``events`` streams get an ``ended`` event ``{"id"}``, and the page
+reads the answer once from ``GET calls/<id>`` (the bridge script does all this inside the
+tool's ``execute``, so the agent sees one answer). Only the same page session can see, answer
+or read it; the runtime's ``approval_timeout`` bounds the wait. A page without a session has no
+person to ask, so the call is refused as ``"unavailable"``. A service caller is taken at its
+word that a person approved only with ``trust_service_approvals`` and :data:`APPROVED_HEADER`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Final, Literal
 
 from starlette.requests import Request
 
 from ...contract.approval import Approval, Approver
-from ...edge.approvals import Asked, ParkedApproval, ParkedApprovals
+from ...edge.approvals import ParkedApproval
+from ...edge.calls import PARK, CallsInFlight
 from .feed import PageFeeds
-from .sessions import service_caller
+from .results import call_tool_result
+from .sessions import identity_of, service_caller
 
-__all__ = ["APPROVED_HEADER", "PageApprovals", "who"]
+__all__ = ["APPROVED_HEADER", "MAX_ENDED", "PageApprovals", "waiting_result", "who"]
 
 APPROVED_HEADER = "X-Foldkit-Approved"
 """A *service* caller's statement that a person already approved this call (any value, such
 as Agent Native's approval key). Read only with ``agent_surface(trust_service_approvals=True)``.
 """
 
+MAX_ENDED: Final = 1024
+"""Answers of parked page calls kept until their page reads them (the oldest go first)."""
+
 
 class PageApprovals:
-    """The page calls waiting for the person's answer, each bound to its page session.
+    """The page calls waiting for the person's answer, and the answers not yet read.
 
     Args:
+        calls: the server's calls in flight (where the calls are parked and capped).
         feeds: the surface's event streams, told whenever a session's list changes.
         trust_service_approvals: take a service caller's :data:`APPROVED_HEADER` as a person's
             approval.
@@ -39,76 +51,101 @@ class PageApprovals:
     """
 
     def __init__(
-        self, feeds: PageFeeds, *, trust_service_approvals: bool, service_transport: str
+        self,
+        calls: CallsInFlight,
+        feeds: PageFeeds,
+        *,
+        trust_service_approvals: bool,
+        service_transport: str,
     ) -> None:
-        self.parked = ParkedApprovals()
+        self._calls = calls
         self._feeds = feeds
         self._trust_service = trust_service_approvals
         self._service_transport = service_transport
+        self._open: dict[str, str] = {}  # parked call -> its page session, until it ends
+        self._ended: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
 
-    def approver(
+    def ask(
         self, request: Request, owner: str | None, credentials: Any
-    ) -> tuple[Approver | None, Asked | None]:
-        """How this call can ask a person: the page's own person, or a trusted service.
-
-        ``(None, None)`` when no person can be asked (a page without a session, a service
-        caller the surface does not trust to have asked one): the runtime then refuses a
-        ``confirm`` capability as ``"unavailable"``.
-        """
+    ) -> Approver | Literal["park"] | None:
+        """How this call can ask a person (``CallRequest.ask``): the page's own person (the
+        call is parked), a trusted service's statement, or nobody (``None``: the runtime then
+        refuses a ``confirm`` capability as ``"unavailable"``)."""
         if service_caller(request) is None:
-            if owner is None:
-                return None, None
-            return ParkedApprovals.asker()
+            return None if owner is None else PARK
         said = request.headers.get(APPROVED_HEADER)
         if not self._trust_service or not said:
-            return None, None
+            return None
         by = f"{who(credentials)} (approved in {self._service_transport})"
 
         async def approved(_request: Any) -> Approval:
             return Approval(approved=True, by=by)
 
-        return approved, None
+        return approved
 
-    def park(
-        self,
-        name: str,
-        owner: str | None,
-        call: asyncio.Future[Any],
-        request: Any,
-        answer: asyncio.Future[Approval],
-    ) -> None:
-        """Park a call that asked the person; past a cap, tell it nobody can be asked."""
-        key = secrets.token_urlsafe(16)
-        if self.parked.park(key, name, owner, call, request, answer) is None:
-            answer.set_exception(self.parked.full(owner))
-            return
+    def parked(self, parked: ParkedApproval) -> None:
+        """A page call now waits for its person: show it, and keep its answer once it ends."""
+        owner = parked.owner or ""
+        self._open[parked.key] = owner
         self._feeds.announce(owner)
-        call.add_done_callback(lambda _c: self._feeds.announce(owner))
+        parked.task.add_done_callback(lambda call: self._end(parked.key, owner, call))
+
+    def _end(self, key: str, owner: str, call: asyncio.Future[Any]) -> None:
+        self._open.pop(key, None)
+        if call.cancelled() or call.exception() is not None:
+            return  # never: the runtime answers every call; nothing to show if it did not
+        self._ended[key] = (owner, call_tool_result(call.result()))
+        while len(self._ended) > MAX_ENDED:
+            self._ended.popitem(last=False)
+        self._feeds.announce(owner, ended=key)
 
     def waiting(self, owner: str | None) -> list[dict[str, Any]]:
         """``owner``'s calls waiting for the person, as ``GET approvals`` lists them."""
         if owner is None:
             return []
-        return [_shown(p) for p in self.parked.of(owner)]
+        return [_shown(p) for p in self._calls.parked.of(owner)]
 
     def decide(self, key: str, owner: str | None, approval: Approval) -> bool:
         """Hand the call under ``key`` the person's answer; ``False`` when no call of
         ``owner`` waits under that key."""
-        waiting = None if owner is None else self.parked.take(key, owner)
-        if waiting is None:
+        if owner is None or self._calls.answer(key, owner, None, approval) is None:
             return False
-        waiting.decide(approval)
         self._feeds.announce(owner)
         return True
+
+    def answer_of(self, key: str, owner: str | None) -> dict[str, Any] | Literal["waiting"] | None:
+        """The answer of ``owner``'s call ``key`` (given once, then forgotten), ``"waiting"``
+        while it waits for the person, else ``None``."""
+        ended = self._ended.get(key)
+        if owner is not None and ended is not None and ended[0] == owner:
+            del self._ended[key]
+            return ended[1]
+        if owner is not None and self._open.get(key) == owner:
+            return "waiting"  # asking the person, or answered and still running
+        return None
+
+
+def waiting_result(parked: ParkedApproval) -> dict[str, Any]:
+    """``invoke``'s answer for a call now waiting for the person, shaped like a
+    ``CallToolResult``: ``structuredContent`` is ``{"status": "waiting", "capability", "call":
+    <id>, "approval": <the request>}``; the page reads the call's own answer from ``GET
+    calls/<id>`` once its ``events`` stream says ``ended``."""
+    text = f"{parked.request.text()}\nWaiting for the person's approval in the page."
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {
+            "status": "waiting",
+            "capability": parked.capability,
+            "call": parked.key,
+            "approval": parked.request.to_json(),
+        },
+        "isError": False,
+    }
 
 
 def who(credentials: Any) -> str:
     """Who answered, for the audit's ``approved_by``: the page's signed-in user, if known."""
-    for attr in ("id", "subject", "user_id", "name"):
-        value = getattr(credentials, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return "page session"
+    return identity_of(credentials) or "page session"
 
 
 def _shown(parked: ParkedApproval) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """The page's change feed: ``GET events`` as server-sent events.
 
 ``ready`` once connected (with the names available now), then ``change`` whenever
-availability, the context or a resource changed, and ``approvals`` (this page session's calls
-waiting for the person) whenever that list changed. Runtime changes may be pushed from any
-thread; they are merged, so a slow page sees one event for a burst of changes.
+availability, the context or a resource changed, ``approvals`` (this page session's calls
+waiting for the person) whenever that list changed, and ``ended`` ``{"id"}`` when one of its
+parked calls has answered (read the answer from ``GET calls/<id>``). Runtime changes may be
+pushed from any thread; they are merged, so a slow page sees one event for a burst of changes.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class ChangeFeed:
         self._loop = loop
         self._thread = threading.get_ident()
         self._approvals = False
+        self._ended: list[str] = []
         self._caps = False
         self._ctx = False
         self._res: set[str] = set()
@@ -70,15 +72,19 @@ class ChangeFeed:
         self._res |= change.resources
         self._ready.set()
 
-    def approvals_changed(self) -> None:
-        """The session's waiting approvals changed (called on the event loop)."""
+    def approvals_changed(self, ended: str | None = None) -> None:
+        """The session's waiting approvals changed (called on the event loop); ``ended``: the
+        id of its call that has just answered."""
         self._approvals = True
+        if ended is not None:
+            self._ended.append(ended)
         self._ready.set()
 
-    def take_approvals(self) -> bool:
-        """Whether the approvals changed since last asked."""
+    def take_approvals(self) -> tuple[bool, list[str]]:
+        """Whether the approvals changed since last asked, and the calls ended meanwhile."""
         changed, self._approvals = self._approvals, False
-        return changed
+        ended, self._ended = self._ended, []
+        return changed, ended
 
     async def next(self) -> Change:
         await self._ready.wait()
@@ -99,10 +105,11 @@ class PageFeeds:
         self.ping = ping
         self._streams: dict[str | None, set[ChangeFeed]] = {}
 
-    def announce(self, owner: str | None) -> None:
-        """Tell ``owner``'s streams that its waiting approvals changed."""
+    def announce(self, owner: str | None, ended: str | None = None) -> None:
+        """Tell ``owner``'s streams that its waiting approvals changed (``ended``: the id of
+        its call that has just answered)."""
         for feed in list(self._streams.get(owner, ())):
-            feed.approvals_changed()
+            feed.approvals_changed(ended)
 
     def stream(
         self,
@@ -138,10 +145,13 @@ class PageFeeds:
                     change = await unless_shutdown(feed.next, shutdown)
                     if change is None:  # shutting down: end the response cleanly
                         return
-                    if feed.take_approvals():
+                    changed, ended = feed.take_approvals()
+                    if changed:
                         yield ServerSentEvent(
                             json.dumps({"approvals": waiting()}), event="approvals"
                         )
+                        for key in ended:
+                            yield ServerSentEvent(json.dumps({"id": key}), event="ended")
                         if not (change.capabilities or change.context or change.resources):
                             continue
                     data = {

@@ -7,7 +7,6 @@ the caller's runtime, runs what was asked and answers in the surface's shapes
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,14 +15,11 @@ from typing import Any, cast
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import Message as AsgiMessage
 from starlette.types import Scope
 
 from ...contract.approval import Approval
-from ...contract.calls import Invocation
-from ...edge.calls import settle as settle_call
-from ...edge.calls import start_call
-from ...edge.disconnect import carries_call
+from ...edge.approvals import ParkedApproval
+from ...edge.calls import CallRequest, CallsInFlight
 from ...edge.guard import BODY_KEY, Rules
 from ...edge.resolve import (
     RuntimeUnavailableError,
@@ -34,12 +30,12 @@ from ...edge.resolve import (
 )
 from ...edge.wire import WireError
 from ...runtime.bound import AgentRuntime
-from .approvals import PageApprovals, who
+from .approvals import PageApprovals, waiting_result, who
 from .checks import rejected
 from .csrf import CsrfTokens
 from .feed import PageFeeds
 from .results import call_tool_result, page_tool
-from .sessions import PageSessions, page_owner, service_caller, session_answer
+from .sessions import PageSessions, call_caller, page_owner, service_caller, session_answer
 
 __all__ = ["Surface", "SurfaceConfig"]
 
@@ -61,6 +57,7 @@ class SurfaceConfig:
     service_transport: str
     ping: float
     trust_service_approvals: bool
+    calls: CallsInFlight
 
 
 class Surface:
@@ -72,6 +69,7 @@ class Surface:
         self.sessions = sessions
         self.feeds = PageFeeds(config.ping)
         self.approvals = PageApprovals(
+            config.calls,
             self.feeds,
             trust_service_approvals=config.trust_service_approvals,
             service_transport=config.service_transport,
@@ -146,9 +144,9 @@ class Surface:
         return self.feeds.stream(rt, owner, lambda: self.approvals.waiting(owner))
 
     async def invoke(self, request: Request) -> Response:
-        """One invocation; the edge guard has checked the caller and parsed the body."""
+        """One invocation; the edge guard has checked the caller and parsed the body. A call
+        that asks the person in the page is parked and answered at once, 202."""
         name = request.path_params["name"]
-        payload: Any = request.scope.get(BODY_KEY, {})
         try:
             credentials = await self._credentials(request)
         except Exception:
@@ -159,28 +157,33 @@ class Surface:
         rt = await self._runtime(request)
         if isinstance(rt, Response):
             return rt
-        signal = asyncio.Event()
         owner = self._owner(request)
-        approver, asked = self.approvals.approver(request, owner, credentials)
-        invocation = Invocation(
-            transport=self._transport(request.scope),
-            signal=signal,
-            credentials=credentials,
-            approver=approver,
+        call = CallRequest(
+            self._transport(request.scope),
+            call_caller(request, credentials),
+            credentials,
+            ask=self.approvals.ask(request, owner, credentials),
+            owner=owner,
+            scope=request.scope,
         )
-        # the call is scheduled first, so it starts before a disconnect can be noticed
-        call = start_call(rt, name, payload, invocation)
-        carries_call(request.scope)  # a drain waits until this answer is written
-        watcher = asyncio.ensure_future(_wait_disconnect(request, signal))
-        try:
-            outcome = await settle_call(call, signal, asked)
-            if outcome is None and asked is not None:  # a person is asked on the page
-                self.approvals.park(name, owner, call, *asked.result())
-                outcome = await settle_call(call, signal)
-        finally:
-            watcher.cancel()
-        assert outcome is not None  # settle() without `asked` always has an outcome
-        return JSONResponse(call_tool_result(outcome), headers=_NO_STORE)
+        got = await self.c.calls.run(rt, name, request.scope.get(BODY_KEY, {}), call)
+        if isinstance(got, ParkedApproval):
+            self.approvals.parked(got)
+            return JSONResponse(waiting_result(got), status_code=202, headers=_NO_STORE)
+        return JSONResponse(call_tool_result(got), headers=_NO_STORE)
+
+    async def called(self, request: Request) -> Response:
+        """``GET calls/<id>``: the answer of this page session's parked call, once (200); 202
+        while it waits for the person; 404 for any other id."""
+        if service_caller(request) is not None:
+            return rejected(400, "service", "Only the page that made a call reads its answer.")
+        got = self.approvals.answer_of(request.path_params["key"], self._owner(request))
+        if got is None:
+            text = "No call of this page has that id (its answer was read already, or is gone)."
+            return rejected(404, "not-found", text)
+        if got == "waiting":
+            return JSONResponse({"status": "waiting"}, status_code=202, headers=_NO_STORE)
+        return JSONResponse(got, headers=_NO_STORE)
 
     async def waiting(self, request: Request) -> Response:
         """``GET approvals``: this page session's calls waiting for the person."""
@@ -207,13 +210,3 @@ class Surface:
         if not self.approvals.decide(request.path_params["key"], self._owner(request), approval):
             return rejected(404, "not-waiting", "No call of this page waits for that answer.")
         return JSONResponse({"ok": True, "approved": approve}, headers=_NO_STORE)
-
-
-async def _wait_disconnect(request: Request, signal: asyncio.Event) -> None:
-    """Set ``signal`` when the client goes away while its invocation is still running."""
-    receive = request.receive
-    while True:
-        message: AsgiMessage = await receive()
-        if message.get("type") == "http.disconnect":
-            signal.set()
-            return

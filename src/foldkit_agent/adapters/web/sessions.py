@@ -22,7 +22,15 @@ from ...edge.callers import ANONYMOUS, DEFAULT_PAGE_SESSIONS, caller_key
 from .checks import SERVICE_STATE, rejected, session_id
 from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
 
-__all__ = ["PageSessions", "page_caller", "page_owner", "service_caller", "session_answer"]
+__all__ = [
+    "PageSessions",
+    "call_caller",
+    "identity_of",
+    "page_caller",
+    "page_owner",
+    "service_caller",
+    "session_answer",
+]
 
 SessionOf = Callable[[Request], Any]
 
@@ -86,10 +94,41 @@ def page_caller(sessions: PageSessions, session_of: SessionOf | None) -> Callabl
 
 
 def page_owner(request: Request, session_of: SessionOf | None) -> str | None:
-    """The page session a request belongs to; ``None`` for a service caller or no session."""
+    """The page session a request belongs to (``"page-session:<id>"``, never an identity
+    another transport's caller could have); ``None`` for a service caller or no session."""
     if service_caller(request) is not None:
         return None
-    return session_id(request, session_of)
+    sid = session_id(request, session_of)
+    return None if sid is None else f"page-session:{sid}"
+
+
+def call_caller(request: Request, credentials: Any) -> str:
+    """Whose caps a call counts against: the caller the edge authenticated as on every
+    transport, a service caller by its identity, a page's signed-in user by the identity its
+    ``credentials`` carry (:func:`identity_of`), else
+    :data:`~foldkit_agent.edge.callers.ANONYMOUS`.
+
+    Never the page session: sessions are free to mint, so every anonymous page together is
+    one caller, however many sessions it holds.
+    """
+    key = caller_key(request.scope)
+    if key != ANONYMOUS:
+        return key
+    service = service_caller(request)
+    if service is not None:
+        return f"service:{str(service)[:200]}"
+    user = identity_of(credentials)
+    return ANONYMOUS if user is None else f"page-user:{user[:200]}"
+
+
+def identity_of(credentials: Any) -> str | None:
+    """The identity ``credentials_of`` vouched for: the first non-empty string among the
+    credentials' ``id``, ``subject``, ``user_id`` and ``name``, else ``None``."""
+    for attr in ("id", "subject", "user_id", "name"):
+        value = getattr(credentials, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def session_answer(

@@ -19,9 +19,17 @@ Routes, relative to the mount point:
 ``POST invoke/<name>``      one invocation. The body is the input object (JSON). The answer is
                             always an MCP ``CallToolResult``-shaped object
                             ``{"content": [{"type": "text", "text"}], "structuredContent",
-                            "isError"}``; see :func:`call_tool_result`.
+                            "isError"}``; see :func:`call_tool_result`. A call that asks the
+                            person in the page is parked and answered at once with 202 and
+                            ``structuredContent.status == "waiting"`` naming its ``call`` id
+                            (:func:`~foldkit_agent.adapters.web.approvals.waiting_result`).
+``GET  calls/<id>``         the answer of this page session's parked call, given once (200);
+                            202 ``{"status": "waiting"}`` while the person decides; 404 for
+                            any other id.
 ``GET  events``             server-sent events: ``ready`` once connected, then ``change``
-                            whenever availability, the context or a resource changed.
+                            whenever availability, the context or a resource changed,
+                            ``approvals`` when this session's waiting calls changed, and
+                            ``ended`` ``{"id"}`` when one of its parked calls answered.
 ``GET  context``            ``{"context": <the context projection> | null}``.
 ``GET  session``            ``{"csrfToken", "csrfHeader"}`` for a browser page (same origin).
 ``GET  approvals``          ``{"approvals": [...]}``: this page session's calls waiting for the
@@ -30,8 +38,8 @@ Routes, relative to the mount point:
                             "preview", "summary"}``; an ``approvals`` event on ``events``
                             carries the same list whenever it changes.
 ``POST approvals/<id>``     the person's answer, ``{"approve": true | false}``, with the same
-                            Host, Origin and CSRF checks as ``invoke``; the waiting ``invoke``
-                            then answers (sent, or refused as declined).
+                            Host, Origin and CSRF checks as ``invoke``; the parked call then
+                            runs to its end (sent, or refused as declined).
 ==========================  ===================================================================
 
 Security model
@@ -93,6 +101,7 @@ from ...edge.callers import (
     DEFAULT_STREAMS_PER_CALLER,
     Slots,
 )
+from ...edge.calls import CallsInFlight
 from ...edge.guard import EdgeGuard, Hold, route_path
 from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
 from ...edge.wire import DEFAULT_MAX_ITEMS
@@ -172,6 +181,7 @@ def agent_surface(
     max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
     max_streams: int = DEFAULT_PAGE_STREAMS,
     max_page_sessions: int = DEFAULT_PAGE_SESSIONS,
+    calls: CallsInFlight | None = None,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
 
@@ -205,10 +215,6 @@ def agent_surface(
             after their ``needsApproval`` step). Off by default: a service caller of a
             ``confirm`` capability is then refused as ``"unavailable"``.
 
-    Approval (DESIGN §11): a page caller's ``invoke`` of a ``confirm`` capability waits while
-    the person in the page answers through ``approvals``; only the same session can see or
-    answer it, and the runtime's ``approval_timeout`` bounds the wait. A page without a session
-    has no person to ask: the call is refused as ``"unavailable"``.
         max_streams_per_caller, max_streams: most open ``events`` streams one caller and all
             callers together may hold (defaults 16 and 64: page sessions are free to mint, so
             all of them share this one small pool; each stream holds a connection); past
@@ -219,6 +225,17 @@ def agent_surface(
             streams; any other anonymous page is the one anonymous caller
             (:data:`foldkit_agent.edge.callers.ANONYMOUS`), so a cookie a page makes up for
             itself buys nothing.
+        calls: the server's calls in flight, whose per-caller caps on calls in flight and on
+            calls waiting for a person count this surface's calls with every other
+            transport's (:class:`~foldkit_agent.edge.calls.CallsInFlight`; share one among
+            every adapter of a server); default one of its own. Every anonymous page
+            together is one caller for them, however many sessions it holds.
+
+    Approval (DESIGN §11): a page caller's ``invoke`` of a ``confirm`` capability is parked
+    while the person in the page answers through ``approvals``, so it holds no connection
+    (:mod:`~foldkit_agent.adapters.web.approvals`); only the same session can see or answer
+    it, and the runtime's ``approval_timeout`` bounds the wait. A page without a session has
+    no person to ask: the call is refused as ``"unavailable"``.
 
     Returns:
         A :class:`starlette.applications.Starlette` app with the routes listed in the module
@@ -241,6 +258,7 @@ def agent_surface(
         service_transport=service_transport,
         ping=ping,
         trust_service_approvals=trust_service_approvals,
+        calls=CallsInFlight() if calls is None else calls,
     )
     sessions = PageSessions(max_page_sessions)
     surface = Surface(config, sessions)
@@ -276,6 +294,7 @@ def agent_surface(
             Route("/session", surface.session, methods=["GET"]),
             Route("/events", surface.events, methods=["GET"]),
             Route("/invoke/{name:path}", surface.invoke, methods=["POST"]),
+            Route("/calls/{key}", surface.called, methods=["GET"]),
             Route("/approvals", surface.waiting, methods=["GET"]),
             Route("/approvals/{key}", surface.answer, methods=["POST"]),
         ],

@@ -185,9 +185,6 @@ LIMIT_HELP: Final[dict[str, str]] = {
     "tasks_per_caller": "A2A tasks kept for one caller (finished ones dropped first)",
     "tasks": "A2A tasks kept for all callers",
     "task_max_age": "Seconds after its last update when an A2A task is dropped",
-    "a2a_calls_per_caller": "A2A calls one caller may have running at once; past it a call is "
-    "REJECTED naming the cap (a call waiting for approval counts among the parked approvals)",
-    "a2a_calls": "A2A calls all callers may have running at once",
     "calls_per_caller": "Calls one caller may have in flight at once, every transport together "
     "(a call waiting for a person counts among --max-waiting-per-caller instead)",
     "calls": "Calls all callers may have in flight at once, every transport together",

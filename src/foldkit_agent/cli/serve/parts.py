@@ -148,6 +148,7 @@ def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) 
                 max_streams_per_caller=caps.streams_per_caller,
                 max_streams=caps.page_streams,
                 max_page_sessions=caps.page_sessions,
+                calls=calls,
             )
 
         parts.append(webmcp_part)
@@ -156,7 +157,11 @@ def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) 
 
         def native_part(rt: Any) -> Starlette:
             return native_app(
-                rt, service_tokens=list(options.native_tokens), path="/native", allowed_hosts=hosts
+                rt,
+                service_tokens=list(options.native_tokens),
+                path="/native",
+                allowed_hosts=hosts,
+                calls=calls,
             )
 
         parts.append(native_part)
@@ -181,8 +186,7 @@ def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) 
                 )
                 if task_store is None
                 else task_store,
-                max_calls_per_caller=caps.a2a_calls_per_caller,
-                max_calls=caps.a2a_calls,
+                calls=calls,
             )
 
         parts.append(a2a_part)

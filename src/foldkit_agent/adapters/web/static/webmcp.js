@@ -16,6 +16,11 @@
  *     registration is aborted);
  *   - every execute(input) is POSTed to <base>invoke/<name> with the session's CSRF token,
  *     and the server's answer (an MCP CallToolResult-shaped object) is returned unchanged.
+ *     A call that waits for the person's approval in the page is answered 202 at once
+ *     (structuredContent.status "waiting", with its call id): execute then waits for the
+ *     "ended" event of that id on <base>events (or polls every few seconds) and returns the
+ *     call's own answer from <base>calls/<id>, so the agent sees one answer and no request
+ *     stays open while the person decides.
  *
  * The bridge decides nothing: the server validates the input, checks availability,
  * authorizes and audits every call. A failed registration or a failed refresh is recorded
@@ -41,6 +46,8 @@
   var csrf = null;
   var running = null;
   var again = false;
+  var waiters = new Map(); // parked call id -> wakes its execute() to read the answer
+  var POLL_MS = 3000;
   var resolveReady;
   var ready = new Promise(function (resolve) { resolveReady = resolve; });
 
@@ -120,10 +127,47 @@
         csrf = null; // the session changed: fetch a fresh token and retry (nothing was applied)
         continue;
       }
+      if (response.status === 202 && sc && sc.status === "waiting" && typeof sc.call === "string") {
+        return await answerOf(name, sc.call);
+      }
       if (result && Array.isArray(result.content)) return result;
       return failure("The application answered " + name + " with HTTP " + response.status + " and no result.");
     }
     return failure("The page's security token was refused; reload the page. Nothing was applied.");
+  }
+
+  function woken(id) {
+    return new Promise(function (resolve) {
+      var timer = setTimeout(wake, POLL_MS);
+      function wake() {
+        clearTimeout(timer);
+        if (waiters.get(id) === wake) waiters.delete(id);
+        resolve();
+      }
+      waiters.set(id, wake);
+    });
+  }
+
+  // A parked call: wait until it ended (its "ended" event, or the next poll), then read its
+  // answer, which the server gives once.
+  async function answerOf(name, id) {
+    var url = new URL("calls/" + encodeURIComponent(id), base);
+    for (var failed = 0; failed < 20; ) {
+      await woken(id);
+      var response;
+      try {
+        response = await fetch(url, { credentials: "same-origin", cache: "no-store" });
+      } catch (e) {
+        failed += 1; // the server is out of reach for now: ask again later
+        continue;
+      }
+      if (response.status === 202) continue;
+      var result = null;
+      try { result = await response.json(); } catch (e) { result = null; }
+      if (response.ok && result && Array.isArray(result.content)) return result;
+      break;
+    }
+    return failure("The answer of " + name + " could not be read, so whether it was applied is unknown.");
   }
 
   function keyOf(cap) {
@@ -218,6 +262,12 @@
       var data = {};
       try { data = JSON.parse(ev.data); } catch (e) { data = {}; }
       if (data.capabilities !== false) schedule();
+    });
+    events.addEventListener("ended", function (ev) {
+      var data = {};
+      try { data = JSON.parse(ev.data); } catch (e) { data = {}; }
+      var wake = waiters.get(data.id);
+      if (wake) wake();
     });
   }
 
