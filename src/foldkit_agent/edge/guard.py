@@ -157,6 +157,7 @@ _NOT_JSON_TYPE = "Send a JSON body (Content-Type: application/json)."
 _NOT_A_NUMBER = "The Content-Length is not a number."
 _EMPTY = "The body is empty."
 _NO_BODY: Any = object()
+_SEEN: Final = 64  # most distinct Host (and Content-Type) values whose verdict is kept
 
 
 def route_path(scope: Scope) -> str:
@@ -182,9 +183,9 @@ def jsonrpc_or_plain(scope: Scope, rules: Rules, err: WireError) -> Response:
     return JSONResponse(body, status_code=err.status, headers=err.headers)
 
 
-def _own_authority(scope: Scope, headers: Headers) -> tuple[str, Authority] | None:
+def _own_authority(scope: Scope, host_header: str | None) -> tuple[str, Authority] | None:
     scheme = str(scope.get("scheme", "http"))
-    host = parse_host(headers.get("host"))
+    host = parse_host(host_header)
     if host is None or scheme not in ("http", "https"):
         return None
     return scheme, Authority(host.host, host.port or (443 if scheme == "https" else 80))
@@ -208,6 +209,10 @@ class EdgeGuard:
             five steps: the :class:`~.callers.Slots` it holds while it is served (an event
             stream), taken for :func:`~.callers.caller_key`; a caller at a cap is refused
             there (429 or 503, in the route's shape) and the app is not called.
+        unwatched: ``(scope, parsed body or None) -> bool``: the application answers this
+            request from ``scope[BODY_KEY]`` alone, never reading the body again and needing
+            no word of a disconnect (a list written from kept bytes), so it is served with the
+            server's own ``receive`` and ``send``: no replay, no disconnect watch.
         caller: ``(scope) -> key`` of who holds what ``hold`` takes (default
             :func:`~.callers.caller_key`; the page surface counts each page session apart).
 
@@ -229,13 +234,16 @@ class EdgeGuard:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_items: int = DEFAULT_MAX_ITEMS,
         hold: Hold | None = None,
+        unwatched: Callable[[Scope, Any], bool] | None = None,
         caller: Callable[[Scope], str] = caller_key,
     ) -> None:
         if max_body < 2:
             raise ValueError("max_body must be at least 2 bytes")
         self.app = app
         self.hosts = hosts
-        self.classify: Classify = _always(classify) if isinstance(classify, Rules) else classify
+        # One Rules for every route is decided here, once; a function is asked per request.
+        self.rules = classify if isinstance(classify, Rules) else Rules()
+        self.classify: Classify | None = None if isinstance(classify, Rules) else classify
         self.render = render
         self.authenticate = authenticate
         self.on_refusal = on_refusal
@@ -250,15 +258,16 @@ class EdgeGuard:
         self.max_depth = max_depth
         self.max_items = max_items
         self.hold = hold
+        self.unwatched = unwatched
         self.caller = caller
+        self._hosts_seen: dict[bytes | None, bool] = {}  # Host value -> step 1's verdict
+        self._types_seen: dict[bytes | None, bool] = {}  # Content-Type -> JSON or not
 
     # -- the steps ------------------------------------------------------------------------------
 
-    def _origin(self, scope: Scope, headers: Headers, rules: Rules) -> WireError | None:
-        if rules.origin == "none":
-            return None
-        origin = headers.get("origin")
-        site = (headers.get("sec-fetch-site") or "").strip().lower()
+    def _origin(
+        self, scope: Scope, rules: Rules, host: str | None, origin: str | None, site: str
+    ) -> WireError | None:
         if rules.origin == "api" and origin is not None:
             ok = self.hosts.allows_origin(origin)
         elif rules.origin == "api":
@@ -266,7 +275,7 @@ class EdgeGuard:
         elif origin is not None:
             parsed = parse_origin(origin.rstrip("/"))
             ok = parsed is not None and (
-                parsed == _own_authority(scope, headers) or parsed in self.allowed_origins
+                parsed == _own_authority(scope, host) or parsed in self.allowed_origins
             )
         else:
             ok = site in ("", "same-origin", "none")
@@ -278,30 +287,6 @@ class EdgeGuard:
         return WireError(
             413, "too-large", f"The body is larger than the {self.max_body}-byte limit."
         )
-
-    def _declared(self, headers: Headers) -> WireError | None:
-        if not is_json_content_type(headers.get("content-type")):
-            return WireError(415, "content-type", _NOT_JSON_TYPE)
-        try:
-            size = declared_length(headers)
-        except ValueError:
-            return WireError(400, "malformed", _NOT_A_NUMBER)
-        if size is not None and size > self.max_body:
-            return self._too_large()
-        return None
-
-    def _parse(self, data: bytes, rules: Rules) -> Any:
-        if not data.strip():
-            if rules.empty_ok:
-                return _NO_BODY
-            problem = jsonrpc_problem(None) if rules.jsonrpc else None
-            raise problem or WireError(400, "malformed", _EMPTY)
-        value = loads_strict(data, max_depth=self.max_depth, max_items=self.max_items)
-        if rules.jsonrpc:
-            problem = jsonrpc_problem(value)
-            if problem is not None:
-                raise problem
-        return value
 
     # -- answering ------------------------------------------------------------------------------
 
@@ -332,29 +317,79 @@ class EdgeGuard:
         await response(scope, receive, send)
 
     async def _check(self, scope: Scope, receive: Receive, body: Body) -> tuple[Rules, Any]:
-        """Run the five steps; the request's rules and its parsed body (or ``_NO_BODY``)."""
-        headers = Headers(scope=scope)
-        rules = self.classify(scope)
-        if not self.hosts.allows(headers.get("host")):
+        """Run the five steps; the request's rules and its parsed body (or ``_NO_BODY``).
+
+        The head is read in one pass over the raw headers (the first of each name, as
+        ``Headers.get``); a ``Host`` or content type seen before is judged from what was
+        decided for it then (both are pure functions of the value).
+        """
+        rules = self.rules if self.classify is None else self.classify(scope)
+        host = origin = site = ctype = length = None
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host = value if host is None else host
+            elif name == b"origin":
+                origin = value if origin is None else origin
+            elif name == b"sec-fetch-site":
+                site = value if site is None else site
+            elif name == b"content-type":
+                ctype = value if ctype is None else ctype
+            elif name == b"content-length":
+                length = value if length is None else length
+        host_text = None if host is None else host.decode("latin-1")
+        allowed = self._hosts_seen.get(host)
+        if allowed is None:
+            allowed = self.hosts.allows(host_text)
+            if len(self._hosts_seen) < _SEEN:
+                self._hosts_seen[host] = allowed
+        if not allowed:
             raise _Refused(rules, WireError(HOST_STATUS, "host", HOST_TEXT), authenticated=False)
-        refused = self._origin(scope, headers, rules)
+        refused = None
+        if rules.origin != "none" and (origin is not None or site is not None):
+            site_text = "" if site is None else site.decode("latin-1").strip().lower()
+            origin_text = None if origin is None else origin.decode("latin-1")
+            refused = self._origin(scope, rules, host_text, origin_text, site_text)
         if refused is None and self.authenticate is not None and not rules.public:
             refused = await self.authenticate(scope, rules)
         if refused is not None:
             raise _Refused(rules, refused, authenticated=False)
         if not rules.body or scope.get("method") not in BODY_METHODS:
             return rules, _NO_BODY
-        refused = self._declared(headers)
-        if refused is None and not await read_capped(receive, self.max_body, body):
-            refused = self._too_large()
-        if refused is not None:
-            raise _Refused(rules, refused, authenticated=True)
+        json_type = self._types_seen.get(ctype)
+        if json_type is None:
+            json_type = is_json_content_type(None if ctype is None else ctype.decode("latin-1"))
+            if len(self._types_seen) < _SEEN:
+                self._types_seen[ctype] = json_type
+        if not json_type:
+            raise _Refused(
+                rules, WireError(415, "content-type", _NOT_JSON_TYPE), authenticated=True
+            )
+        try:
+            size = declared_length(None if length is None else length.decode("latin-1"))
+        except ValueError:
+            raise _Refused(
+                rules, WireError(400, "malformed", _NOT_A_NUMBER), authenticated=True
+            ) from None
+        if (size is not None and size > self.max_body) or not await read_capped(
+            receive, self.max_body, body
+        ):
+            raise _Refused(rules, self._too_large(), authenticated=True)
         if body.trailing is not None:
             return rules, _NO_BODY
+        data = bytes(body.data)
+        if not data.strip():
+            if rules.empty_ok:
+                return rules, _NO_BODY
+            empty = jsonrpc_problem(None) if rules.jsonrpc else None
+            raise _Refused(rules, empty or WireError(400, "malformed", _EMPTY), authenticated=True)
         try:
-            return rules, self._parse(bytes(body.data), rules)
+            value = loads_strict(data, max_depth=self.max_depth, max_items=self.max_items)
         except WireError as err:
             raise _Refused(rules, err, authenticated=True) from None
+        problem = jsonrpc_problem(value) if rules.jsonrpc else None
+        if problem is not None:
+            raise _Refused(rules, problem, authenticated=True)
+        return rules, value
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -369,9 +404,8 @@ class EdgeGuard:
         with_body = rules.body and scope.get("method") in BODY_METHODS
         if with_body and body.trailing is not None:
             return  # the client went away before its body ended: nobody to answer
-        slots = (
-            None if self.hold is None else self.hold(scope, None if value is _NO_BODY else value)
-        )
+        parsed = None if value is _NO_BODY else value
+        slots = None if self.hold is None else self.hold(scope, parsed)
         slot = None
         if slots is not None:
             try:
@@ -380,12 +414,12 @@ class EdgeGuard:
                 refused = _Refused(rules, cap.err, authenticated=True)
                 await self._refuse(scope, receive, send, refused, body)
                 return
+        if value is not _NO_BODY:
+            scope[BODY_KEY] = value
         try:
-            if not with_body:
+            if not with_body or (self.unwatched is not None and self.unwatched(scope, parsed)):
                 await self._serve(scope, receive, send, slot)
                 return
-            if value is not _NO_BODY:
-                scope[BODY_KEY] = value
             watching = watch(bytes(body.data), receive, send, scope)  # disconnect cancels
             try:
                 await self._serve(scope, watching.receive, watching.send, slot)
@@ -408,10 +442,3 @@ class _Refused(Exception):
         self.rules = rules
         self.err = err
         self.authenticated = authenticated
-
-
-def _always(rules: Rules) -> Classify:
-    def classify(_scope: Scope) -> Rules:
-        return rules
-
-    return classify

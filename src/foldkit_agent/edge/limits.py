@@ -18,6 +18,7 @@ sending anything.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Final
 
 from starlette.datastructures import Headers
@@ -32,6 +33,7 @@ BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
 """Methods whose body the guard reads, checks and parses."""
 
 
+@dataclass(slots=True)
 class Body:
     """What has been read of one request body.
 
@@ -41,24 +43,20 @@ class Body:
         trailing: an ``http.disconnect`` (or other) message received before the end, if any.
     """
 
-    __slots__ = ("complete", "data", "trailing")
-
-    def __init__(self) -> None:
-        self.data = bytearray()
-        self.complete = False
-        self.trailing: Message | None = None
+    data: bytearray = field(default_factory=bytearray)
+    complete: bool = False
+    trailing: Message | None = None
 
 
-def declared_length(headers: Headers) -> int | None:
-    """The ``Content-Length`` as an integer; ``None`` when absent.
+def declared_length(value: str | None) -> int | None:
+    """A ``Content-Length`` value as an integer; ``None`` when absent.
 
     Raises:
         ValueError: the header is not a non-negative decimal number.
     """
-    raw = headers.get("content-length")
-    if raw is None:
+    if value is None:
         return None
-    raw = raw.strip()
+    raw = value.strip()
     if not raw.isascii() or not raw.isdigit() or len(raw) > 19:
         raise ValueError("bad Content-Length")
     return int(raw)
@@ -95,7 +93,7 @@ async def drain(receive: Receive, headers: Headers, body: Body, budget: int) -> 
     if body.trailing is not None or "100-continue" in headers.get("expect", "").lower():
         return False
     try:
-        declared = declared_length(headers)
+        declared = declared_length(headers.get("content-length"))
     except ValueError:
         return False
     if declared is not None and declared > budget:

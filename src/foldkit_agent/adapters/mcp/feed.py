@@ -90,14 +90,17 @@ class Feed:
             {n: unavailable_tool(t) for n, t in self.tools.items()} if listing == "all" else {}
         )
         self.catalog: Catalog | None = Catalog(caps) if listing == "catalog" else None
-        # protocol version -> (the names available when built, tools/list's wire result, that
-        # result encoded as the SDK writes it)
-        self.listed: dict[str, tuple[tuple[str, ...], dict[str, Any], bytes]] = {}
+        # protocol version -> (tools/list's wire result, that result encoded as the SDK writes
+        # it), for the availability set of now: emptied when it changes (_on_change, called
+        # synchronously from the host's model notification), never filled without a watch
+        self.listed: dict[str, tuple[dict[str, Any], bytes]] = {}
+        self.watching = False
         self._resources = runtime.resources.names()
         self._tasks: set[asyncio.Task[None]] = set()
         self._unwatch: Callable[[], None] | None = None
         try:
             self._unwatch = runtime.watch(self._on_change)
+            self.watching = True
         except AgentError:
             _log.warning("the host has no subscribe(); MCP clients will not be told about changes")
 
@@ -124,6 +127,8 @@ class Feed:
         )
         # the catalog's two tools never change, whatever becomes available
         tools_changed = change.capabilities and self.catalog is None
+        if change.capabilities:
+            self.listed.clear()
         if tools_changed:
             self.bus.emit(ToolsListChanged())
         for uri in uris:
@@ -162,6 +167,8 @@ class Feed:
         task.add_done_callback(self._tasks.discard)
 
     def close(self) -> None:
+        self.watching = False
+        self.listed.clear()
         if self._unwatch is not None:
             unwatch, self._unwatch = self._unwatch, None
             unwatch()

@@ -49,7 +49,7 @@ from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
 from ...runtime.bound import AgentRuntime
 from ._sdk import lifespan_state_of
-from .inline import InlineCalls, InlineStats, is_inline
+from .inline import InlineCalls, InlineStats, is_inline, lists_alone
 from .limits import SessionCaps, stream_hold
 from .listing import Listing
 from .server import CredentialsOf, Resolve, mcp_server
@@ -151,21 +151,23 @@ def _bearer(verifier: TokenVerifier, auth: AuthSettings) -> Authenticate:
 
 
 def _classifier(path: str) -> Classify:
-    """The MCP endpoint takes JSON-RPC; a modern-era ``tools/call`` names its tool in
-    ``Mcp-Name``. Other paths (the OAuth metadata documents) are public."""
+    """The MCP endpoint takes JSON-RPC; other paths (the OAuth metadata documents) are
+    public."""
     endpoint = Rules(origin="api", jsonrpc=True)
     other = Rules(origin="api", body=False, public=True)
 
     def classify(scope: Scope) -> Rules:
-        if route_path(scope) != path:
-            return other
-        headers = Headers(scope=scope)
-        name = headers.get("mcp-name") if headers.get("mcp-method") == "tools/call" else None
-        if name:
-            return Rules(origin="api", jsonrpc=True, capability=name[:200])
-        return endpoint
+        return endpoint if route_path(scope) == path else other
 
     return classify
+
+
+def _named(scope: Scope) -> str | None:
+    """The capability a refused request named: a modern-era ``tools/call``'s ``Mcp-Name``
+    (its body is never trusted, nor read, before the guard passes it)."""
+    headers = Headers(scope=scope)
+    name = headers.get("mcp-name") if headers.get("mcp-method") == "tools/call" else None
+    return name[:200] if name else None
 
 
 def http_app(
@@ -262,11 +264,12 @@ def http_app(
     served_as = [] if host in _WILDCARD_BINDS else [host]
     static = static_runtime(target)
 
-    async def audit(_scope: Scope, rules: Rules, err: WireError, _authenticated: bool) -> None:
+    async def audit(scope: Scope, rules: Rules, err: WireError, _authenticated: bool) -> None:
         # resolve(ctx) needs the SDK's request context, which a refused request never gets:
         # only a fixed runtime can record it.
-        if static is not None and rules.capability is not None:
-            audit_refusal(static, capability=rules.capability, transport=TRANSPORT, err=err)
+        capability = None if static is None or not rules.jsonrpc else _named(scope)
+        if static is not None and capability is not None:
+            audit_refusal(static, capability=capability, transport=TRANSPORT, err=err)
 
     sessions = Slots(
         "open MCP sessions",
@@ -308,6 +311,7 @@ def http_app(
         on_refusal=audit,
         max_items=max_items,
         hold=stream_hold(path, streams),
+        unwatched=lists_alone(inline),
     )
     inner = app.router.lifespan_context
 

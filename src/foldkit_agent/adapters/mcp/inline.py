@@ -66,7 +66,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...edge.guard import BODY_KEY
+from ...edge.guard import BODY_KEY, route_path
 from ._sdk import accepts, exchange_context
 from .listing import Tools
 
@@ -105,13 +105,27 @@ def is_inline(tools: Tools, path: str) -> Callable[[Scope, Any], bool]:
             return False
         if method != "tools/list" and (method != "tools/call" or not tools.inline(message)):
             return False
-        target, root = scope["path"], scope.get("root_path", "")
-        if (target[len(root) :] if root and target.startswith(root) else target) != path:
+        if route_path(scope) != path:
             return False
-        version = next((v for k, v in scope["headers"] if k == _VERSION_HEADER), None)
-        return version in _MODERN
+        for key, value in scope["headers"]:
+            if key == _VERSION_HEADER:
+                return value in _MODERN
+        return False
 
     return inline
+
+
+def lists_alone(inline: Callable[[Scope, Any], bool]) -> Callable[[Scope, Any], bool]:
+    """The edge guard's ``unwatched``: a ``tools/list`` on the inline path is answered from
+    the parsed body alone (it carries no call a drain waits for, and nothing to abort)."""
+
+    def alone(scope: Scope, body: Any) -> bool:
+        if type(body) is not dict:
+            return False
+        method = cast("dict[str, Any]", body).get("method")
+        return method == "tools/list" and inline(scope, body)
+
+    return alone
 
 
 def _rejection(ident: Any, rejection: InboundLadderRejection) -> tuple[int, bytes]:
@@ -159,6 +173,7 @@ class InlineCalls:
         self.lifespan_state = lifespan_state
         self.stats = stats
         self._annotated: dict[str, bool] = {}  # tool name -> its schema declares x-mcp-header
+        self._accepted: dict[str | None, bool] = {}  # Accept -> both JSON and SSE
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = scope.get(BODY_KEY)
@@ -169,8 +184,13 @@ class InlineCalls:
         request = Request(scope, receive)
         refused = await self.security.validate_request(request, is_post=True)
         if refused is None:
-            has_json, has_sse = accepts(request)
-            refused = None if has_json and has_sse else Response(status_code=406)
+            accept = request.headers.get("accept")
+            both = self._accepted.get(accept)
+            if both is None:
+                both = all(accepts(request))
+                if len(self._accepted) < 64:  # a pure function of the value: kept per value
+                    self._accepted[accept] = both
+            refused = None if both else Response(status_code=406)
         if refused is not None:
             self.stats.refused += 1
             await refused(scope, receive, send)
@@ -202,9 +222,9 @@ class InlineCalls:
             return InboundLadderRejection(code=HEADER_MISMATCH, message=text)
         # As dict(request.headers) folds them (the first of a name), without its quadratic
         # lookups.
-        folded = {
-            k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(request.scope["headers"])
-        }
+        folded: dict[str, str] = {}
+        for key, value in reversed(request.scope["headers"]):
+            folded[key.decode("latin-1")] = value.decode("latin-1")
         route = classify_inbound_request(message, headers=folded)
         if isinstance(route, InboundLadderRejection) or message["method"] != "tools/call":
             return route
@@ -213,9 +233,9 @@ class InlineCalls:
         name = params.get("name")
         if arguments is not None and type(arguments) is not dict:
             return route
-        if not isinstance(name, str) or not (
-            arguments or any(key.startswith(_PARAM_HEADER) for key in folded)
-        ):
+        if not isinstance(name, str):
+            return route
+        if not arguments and not any(key.startswith(_PARAM_HEADER) for key in folded):
             return route
         # The SDK's Mcp-Param-* check, through the server's own get_tool_input_schema as the
         # SDK calls it. It can only refuse through a property that declares x-mcp-header, so

@@ -27,6 +27,7 @@ from ._sdk import open_session_ids
 __all__ = ["SessionCaps", "stream_hold"]
 
 _JSONRPC = Rules(origin="api", jsonrpc=True)
+_LISTEN = "subscriptions/listen"
 
 
 def stream_hold(path: str, streams: Slots) -> Hold:
@@ -37,7 +38,7 @@ def stream_hold(path: str, streams: Slots) -> Hold:
             return None
         if scope.get("method") == "GET":
             return streams
-        if _method(body) == "subscriptions/listen":
+        if type(body) is dict and cast("dict[str, Any]", body).get("method") == _LISTEN:
             return streams
         return None
 

@@ -323,40 +323,36 @@ class Tools:
 
         The first request for a set runs the SDK's whole pipeline (:meth:`list_tools`, then
         the SDK's validation and serialization of every tool for that protocol version); its
-        wire dict is kept on the runtime's feed and later requests return it as a middleware
-        result, which the SDK passes on as written. A request with parameters other than
-        ``_meta`` (a ``cursor``), or whose ``_meta`` the SDK's own parameter check refuses
-        (a ``clientInfo`` of ``7``, a ``logLevel`` of ``42``), always takes the whole
-        pipeline, which answers it in the SDK's words.
+        wire dict is kept on the runtime's feed, which empties it when the availability set
+        changes, and later requests return it as a middleware result, which the SDK passes on
+        as written. A request with parameters other than ``_meta`` (a ``cursor``), or whose
+        ``_meta`` the SDK's own parameter check refuses (a ``clientInfo`` of ``7``, a
+        ``logLevel`` of ``42``), always takes the whole pipeline, which answers it in the
+        SDK's words. Nothing is kept for a runtime the feed cannot watch.
         """
         params = ctx.params or {}
         if any(key != "_meta" for key in params) or not isinstance(params.get("_meta", {}), dict):
             return await call_next(ctx)
-        rt = await self.runtime(ctx)
-        feed = self.feed(rt)
-        names = _available_names(feed, rt)
+        feed = self.feed(await self.runtime(ctx))
         kept = feed.listed.get(ctx.protocol_version)
-        if kept is not None and kept[0] == names and _valid_list(ctx):
-            return kept[1]
+        if kept is not None and _valid_list(ctx):
+            return kept[0]
         wire = await call_next(ctx)
-        if isinstance(wire, dict):
+        if isinstance(wire, dict) and feed.watching:
             # Encoded as the SDK writes a JSON-RPC result (compact, ASCII), once per set.
             encoded = json.dumps(wire, separators=(",", ":")).encode()
-            feed.listed[ctx.protocol_version] = (names, wire, encoded)
+            feed.listed[ctx.protocol_version] = (wire, encoded)
         return wire
 
     def kept(self, version: str) -> bytes | None:
-        """The encoded ``tools/list`` result kept for ``version`` while the runtime's
-        availability set is the one it was built for; ``None`` for a resolved runtime, before
-        the first ``tools/list`` of that version, or after the set changed."""
+        """The encoded ``tools/list`` result kept for ``version`` (for the availability set of
+        now: the feed empties it on a change); ``None`` for a resolved runtime or before the
+        first ``tools/list`` of that version since the last change."""
         rt = self.static
         if rt is None:
             return None
-        feed = self.feed(rt)
-        kept = feed.listed.get(version)
-        if kept is None or kept[0] != _available_names(feed, rt):
-            return None
-        return kept[2]
+        kept = self.feed(rt).listed.get(version)
+        return None if kept is None else kept[1]
 
     def inline(self, message: object) -> bool:
         """Whether a modern-era ``tools/call`` (its parsed JSON-RPC message) needs no
@@ -400,8 +396,3 @@ def _valid_list(ctx: ServerRequestContext[Any, Any]) -> bool:
     except (ValueError, KeyError):  # pydantic's ValidationError is a ValueError
         return False
     return True
-
-
-def _available_names(feed: Feed, rt: AgentRuntime[Any, Any]) -> tuple[str, ...]:
-    """What a kept ``tools/list`` depends on: the available names (nothing in catalog mode)."""
-    return () if feed.catalog is not None else tuple(c.name for c in rt.messages.available())
