@@ -58,7 +58,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .callers import CapReached, Slot, Slots, caller_key, serve_held
+from .callers import CapReached, Slots, caller_key, serve_held
 from .disconnect import watch
 from .hosts import Authority, HostPolicy, parse_host, parse_origin
 from .limits import BODY_METHODS, PREAUTH_DRAIN, Body, declared_length, drain, read_capped
@@ -416,24 +416,20 @@ class EdgeGuard:
                 return
         if value is not _NO_BODY:
             scope[BODY_KEY] = value
-        try:
-            if not with_body or (self.unwatched is not None and self.unwatched(scope, parsed)):
-                await self._serve(scope, receive, send, slot)
-                return
+        watching = None
+        if with_body and (self.unwatched is None or not self.unwatched(scope, parsed)):
             watching = watch(bytes(body.data), receive, send, scope)  # disconnect cancels
-            try:
-                await self._serve(scope, watching.receive, watching.send, slot)
-            finally:
-                watching.close()
+            receive, send = watching.receive, watching.send
+        try:
+            if slot is not None and slot.slots.evict_idle:
+                await serve_held(self.app, scope, receive, send, slot)
+            else:
+                await self.app(scope, receive, send)
         finally:
+            if watching is not None:
+                watching.close()
             if slot is not None:
                 slot.release()
-
-    async def _serve(self, scope: Scope, receive: Receive, send: Send, slot: Slot | None) -> None:
-        if slot is not None and slot.slots.evict_idle:
-            await serve_held(self.app, scope, receive, send, slot)
-        else:
-            await self.app(scope, receive, send)
 
 
 class _Refused(Exception):

@@ -122,9 +122,9 @@ class Feed:
         uris: list[str] = []
         if change.context:
             uris.append(CONTEXT_URI)
-        uris.extend(
-            RESOURCE_URI_PREFIX + name for name in self._resources if name in change.resources
-        )
+        for name in self._resources:
+            if name in change.resources:
+                uris.append(RESOURCE_URI_PREFIX + name)
         # the catalog's two tools never change, whatever becomes available
         tools_changed = change.capabilities and self.catalog is None
         if change.capabilities:

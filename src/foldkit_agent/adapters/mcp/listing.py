@@ -266,11 +266,6 @@ _STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})
 """``tools/call`` parameters that keep a call on the streaming path (:meth:`Tools.inline`)."""
 
 
-def _object(value: object) -> dict[str, Any] | None:
-    """``value`` if it is a JSON object (a ``dict``), else ``None``."""
-    return cast("dict[str, Any]", value) if type(value) is dict else None
-
-
 RuntimeOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[AgentRuntime[Any, Any]]]
 """``(request_context) -> runtime`` as the server resolves it (tracking the connection)."""
 
@@ -370,20 +365,26 @@ class Tools:
             True
         """
         rt = self.static
-        body = _object(message)
-        if rt is None or body is None or body.get("method") != "tools/call":
+        if rt is None or type(message) is not dict:
             return False
-        params = _object(body.get("params"))
-        if params is None or _STREAMED_PARAMS.intersection(params):
+        body = cast("dict[str, Any]", message)
+        params = body.get("params")
+        if body.get("method") != "tools/call" or type(params) is not dict:
+            return False
+        params = cast("dict[str, Any]", params)
+        if _STREAMED_PARAMS.intersection(params):
             return False
         meta = params.get("_meta")
-        if meta is not None and (_object(meta) is None or "progressToken" in meta):
+        if meta is not None and (type(meta) is not dict or "progressToken" in meta):
             return False
         name = params.get("name")
         if self.listing == "catalog" and name in CATALOG_NAMES:
             if name == LIST_CAPABILITIES:
                 return True
-            name = (_object(params.get("arguments")) or {}).get("name")
+            arguments = params.get("arguments")
+            name = (
+                cast("dict[str, Any]", arguments).get("name") if type(arguments) is dict else None
+            )
         return not isinstance(name, str) or not waits(rt.definition.by_name.get(name))
 
 
