@@ -33,10 +33,10 @@ __all__ = [
     "RuntimeUnavailableError",
     "Target",
     "audit_refusal",
+    "awaited",
     "check_target",
     "principal_for_record",
     "resolve_runtime",
-    "settle",
     "static_runtime",
 ]
 
@@ -60,7 +60,7 @@ class RuntimeUnavailableError(Exception):
         super().__init__(UNAVAILABLE_TEXT)
 
 
-async def settle(value: Any) -> Any:
+async def awaited(value: Any) -> Any:
     """``value``, awaited first when it is awaitable: what a hook that may be sync or async
     returned."""
     if inspect.isawaitable(value):
@@ -109,7 +109,7 @@ async def resolve_runtime(
     if isinstance(target, AgentRuntime):
         return cast("AgentRuntime[Any, Any]", target)
     try:
-        got: Any = await settle(target(ctx))
+        got: Any = await awaited(target(ctx))
     except passthrough:
         raise
     except _REFUSALS as exc:  # the request's doing, not a fault: one line, no traceback
@@ -189,7 +189,7 @@ async def principal_for_record(runtime: AgentRuntime[Any, Any], invocation: Invo
     if provider is None or audit is None or not audit.records_principal:
         return None
     try:
-        return await settle(provider(invocation))
+        return await awaited(provider(invocation))
     except Exception as exc:
         _log.warning("principal provider failed for a refused request: %s", type(exc).__name__)
         return None

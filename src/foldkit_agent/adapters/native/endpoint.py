@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.routing import Mount
 
 from ...edge.calls import CallsInFlight
-from ...edge.resolve import settle
+from ...edge.resolve import awaited
 from ...edge.tokens import TokenTable
 from ..web.surface import PRINCIPAL_HEADER, SurfaceTarget, agent_surface, service_caller
 from .codegen import CALLER_HEADER, ORG_HEADER
@@ -177,7 +177,7 @@ def native_app(
     async def credentials(request: Request) -> Any:
         if service_caller(request) is None:  # unreachable behind the guard; fail closed
             return None
-        return await settle(hook(request))
+        return await awaited(hook(request))
 
     surface = agent_surface(
         target,

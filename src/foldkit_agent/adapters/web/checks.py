@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 from ...edge.guard import Rules, route_path
-from ...edge.resolve import settle
+from ...edge.resolve import awaited
 from ...edge.tokens import bearer_token
 from ...edge.wire import WireError
 from .csrf import CSRF_HEADER, SESSION_COOKIE, CsrfTokens
@@ -146,7 +146,7 @@ class SurfaceAuth:
         if token is None or self.service_auth is None:
             return None
         try:
-            return await settle(self.service_auth(token))
+            return await awaited(self.service_auth(token))
         except Exception:
             _log.warning("service_auth raised; refusing the token", exc_info=True)
             return None

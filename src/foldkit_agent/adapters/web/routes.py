@@ -24,8 +24,8 @@ from ...edge.guard import BODY_KEY, Rules
 from ...edge.resolve import (
     RuntimeUnavailableError,
     audit_refusal,
+    awaited,
     resolve_runtime,
-    settle,
     static_runtime,
 )
 from ...edge.wire import WireError
@@ -111,7 +111,7 @@ class Surface:
     async def _credentials(self, request: Request) -> Any:
         if self.c.credentials_of is None:
             return None
-        return await settle(self.c.credentials_of(request))
+        return await awaited(self.c.credentials_of(request))
 
     # -- routes -------------------------------------------------------------------------------
 
