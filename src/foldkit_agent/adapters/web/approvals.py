@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from starlette.requests import Request
@@ -39,10 +40,11 @@ MAX_ENDED: Final = 1024
 """Answers of parked page calls kept until their page reads them (the oldest go first)."""
 
 
+@dataclass(eq=False, slots=True)
 class PageApprovals:
     """The page calls waiting for the person's answer, and the answers not yet read.
 
-    Args:
+    Attributes:
         calls: the server's calls in flight (where the calls are parked and capped).
         feeds: the surface's event streams, told whenever a session's list changes.
         trust_service_approvals: take a service caller's :data:`APPROVED_HEADER` as a person's
@@ -50,20 +52,16 @@ class PageApprovals:
         service_transport: named in ``approved_by`` of such an approval.
     """
 
-    def __init__(
-        self,
-        calls: CallsInFlight,
-        feeds: PageFeeds,
-        *,
-        trust_service_approvals: bool,
-        service_transport: str,
-    ) -> None:
-        self._calls = calls
-        self._feeds = feeds
-        self._trust_service = trust_service_approvals
-        self._service_transport = service_transport
-        self._open: dict[str, str] = {}  # parked call -> its page session, until it ends
-        self._ended: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
+    calls: CallsInFlight
+    feeds: PageFeeds
+    trust_service_approvals: bool
+    service_transport: str
+    _open: dict[str, str] = field(default_factory=dict[str, str], init=False)
+    """Parked call -> its page session, until it ends."""
+    _ended: OrderedDict[str, tuple[str, dict[str, Any]]] = field(
+        default_factory=OrderedDict[str, tuple[str, dict[str, Any]]], init=False
+    )
+    """Ended call -> (its page session, its answer), until the page reads it."""
 
     def ask(
         self, request: Request, owner: str | None, credentials: Any
@@ -74,9 +72,9 @@ class PageApprovals:
         if service_caller(request) is None:
             return None if owner is None else PARK
         said = request.headers.get(APPROVED_HEADER)
-        if not self._trust_service or not said:
+        if not self.trust_service_approvals or not said:
             return None
-        by = f"{who(credentials)} (approved in {self._service_transport})"
+        by = f"{who(credentials)} (approved in {self.service_transport})"
 
         async def approved(_request: Any) -> Approval:
             return Approval(approved=True, by=by)
@@ -87,7 +85,7 @@ class PageApprovals:
         """A page call now waits for its person: show it, and keep its answer once it ends."""
         owner = parked.owner or ""
         self._open[parked.key] = owner
-        self._feeds.announce(owner)
+        self.feeds.announce(owner)
         parked.task.add_done_callback(lambda call: self._end(parked.key, owner, call))
 
     def _end(self, key: str, owner: str, call: asyncio.Future[Any]) -> None:
@@ -97,20 +95,20 @@ class PageApprovals:
         self._ended[key] = (owner, call_tool_result(call.result()))
         while len(self._ended) > MAX_ENDED:
             self._ended.popitem(last=False)
-        self._feeds.announce(owner, ended=key)
+        self.feeds.announce(owner, ended=key)
 
     def waiting(self, owner: str | None) -> list[dict[str, Any]]:
         """``owner``'s calls waiting for the person, as ``GET approvals`` lists them."""
         if owner is None:
             return []
-        return [_shown(p) for p in self._calls.parked.of(owner)]
+        return [_shown(p) for p in self.calls.parked.of(owner)]
 
     def decide(self, key: str, owner: str | None, approval: Approval) -> bool:
         """Hand the call under ``key`` the person's answer; ``False`` when no call of
         ``owner`` waits under that key."""
-        if owner is None or self._calls.answer(key, owner, None, approval) is None:
+        if owner is None or self.calls.answer(key, owner, None, approval) is None:
             return False
-        self._feeds.announce(owner)
+        self.feeds.announce(owner)
         return True
 
     def answer_of(self, key: str, owner: str | None) -> dict[str, Any] | Literal["waiting"] | None:

@@ -69,10 +69,7 @@ class Surface:
         self.sessions = sessions
         self.feeds = PageFeeds(config.ping)
         self.approvals = PageApprovals(
-            config.calls,
-            self.feeds,
-            trust_service_approvals=config.trust_service_approvals,
-            service_transport=config.service_transport,
+            config.calls, self.feeds, config.trust_service_approvals, config.service_transport
         )
 
     # -- shared steps -------------------------------------------------------------------------
