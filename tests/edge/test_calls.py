@@ -21,7 +21,6 @@ from foldkit_agent.edge.calls import (
     CallsInFlight,
     credentials_or_none,
     settle,
-    start_call,
 )
 from foldkit_agent.runtime.outcome import Outcome, defect
 from tests.support.approval_app import HeldApprover, shelf
@@ -31,7 +30,7 @@ from tests.support.audit_app import bind
 async def test_a_started_call_answers_with_the_runtimes_outcome_and_is_audited_once() -> None:
     _host, rt = bind(agent.audit_log())
     signal = asyncio.Event()
-    call = start_call(rt, "increment", {"by": 2}, Invocation(signal=signal))
+    call = asyncio.ensure_future(rt.call("increment", {"by": 2}, Invocation(signal=signal)))
     outcome = await settle(call, signal)
     assert outcome is not None
     assert (outcome.ok, outcome.capability) == (True, "increment")
@@ -42,7 +41,8 @@ async def test_a_started_call_answers_with_the_runtimes_outcome_and_is_audited_o
 async def test_a_refusal_is_an_outcome_not_an_exception() -> None:
     _host, rt = bind(agent.audit_log())
     signal = asyncio.Event()
-    outcome = await settle(start_call(rt, "no_such", {}, Invocation(signal=signal)), signal)
+    call = asyncio.ensure_future(rt.call("no_such", {}, Invocation(signal=signal)))
+    outcome = await settle(call, signal)
     assert outcome is not None
     assert (outcome.kind, outcome.data["_tag"]) == ("refused", "AgentUnknownCapabilityError")
 

@@ -80,7 +80,6 @@ __all__ = [
     "CallsInFlight",
     "credentials_or_none",
     "settle",
-    "start_call",
     "waits",
 ]
 
@@ -328,19 +327,6 @@ def waits(cap: Capability | None) -> bool:
     return cap is not None and (cap.completion is not None or cap.confirm is not None)
 
 
-def start_call(
-    rt: AgentRuntime[Any, Any], name: str, payload: Any, invocation: Invocation
-) -> asyncio.Future[Outcome]:
-    """``rt.call(name, payload, invocation)`` as a task of its own (outside any cap; adapters
-    use :meth:`CallsInFlight.run`).
-
-    Example:
-        >>> call = start_call(rt, "create_todo", {"title": "Milk"}, Invocation(signal=signal))
-        >>> outcome = await settle(call, signal)
-    """
-    return asyncio.ensure_future(rt.call(name, payload, invocation))
-
-
 async def settle(
     call: asyncio.Future[Outcome],
     signal: asyncio.Event,
@@ -349,6 +335,8 @@ async def settle(
     interval: float = DEFAULT_PROGRESS_INTERVAL,
 ) -> Outcome | None:
     """Wait for ``call`` to answer; with ``asked``, return ``None`` once it asked for approval.
+
+    What :meth:`CallsInFlight.run` and :meth:`CallsInFlight.settle` wait with.
 
     Args:
         call: the call's task; never cancelled here, only aborted through ``signal``.

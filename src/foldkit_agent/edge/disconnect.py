@@ -22,7 +22,6 @@ from starlette.types import Message, Receive, Scope, Send
 __all__ = [
     "CLIENT_GONE",
     "WATCH",
-    "abort_when_gone",
     "answers_written",
     "carries_call",
     "client_gone",
@@ -152,15 +151,3 @@ def client_gone(scope: Mapping[str, Any] | None) -> asyncio.Event | None:
         return None
     gone = scope.get(CLIENT_GONE)
     return gone if isinstance(gone, asyncio.Event) else None
-
-
-def abort_when_gone(gone: asyncio.Event | None, signal: asyncio.Event) -> asyncio.Task[None] | None:
-    """A task that sets ``signal`` once ``gone`` is set; cancel it when the call has ended."""
-    if gone is None:
-        return None
-
-    async def relay() -> None:
-        await gone.wait()
-        signal.set()
-
-    return asyncio.ensure_future(relay())
