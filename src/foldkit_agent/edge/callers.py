@@ -308,7 +308,8 @@ class Slots:
         self._held[caller] = held + 1
         self._count += 1
         slot = Slot(self, caller)
-        self._slots.add(slot)
+        if self.evict_idle:  # only an evictable pool needs to find its slots again
+            self._slots.add(slot)
         return slot
 
     def _evict_one(self) -> bool:

@@ -62,7 +62,7 @@ from typing import Any, Final, Literal
 import anyio
 
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
-from ..contract.calls import Invocation, new_invocation_id
+from ..contract.calls import Invocation, draft_class, new_invocation_id
 from ..contract.declare import Capability
 from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import Outcome
@@ -190,12 +190,7 @@ class CallsInFlight:
             # Nothing to wait for, so nothing to beat, ask or abort: awaited here, without a
             # task of its own or a signal the client's going away would set.
             carries_call(request.scope)  # a drain waits until this answer is written
-            invocation = Invocation(
-                id=request.id or new_invocation_id(),
-                transport=request.transport,
-                signal=request.signal,
-                credentials=request.credentials,
-            )
+            invocation = _invocation(request, request.signal, None)
             try:
                 return await rt.call(name, payload, invocation)
             finally:
@@ -204,13 +199,8 @@ class CallsInFlight:
         asked: Asked | None = None
         if ask == PARK:
             ask, asked = ParkedApprovals.asker()
-        invocation = Invocation(
-            id=request.id or new_invocation_id(),
-            transport=request.transport,
-            signal=signal,
-            credentials=request.credentials,
-            approver=None if ask is None else self._counted(ask, request.caller, place),
-        )
+        approver = None if ask is None else self._counted(ask, request.caller, place)
+        invocation = _invocation(request, signal, approver)
         call = asyncio.ensure_future(rt.call(name, payload, invocation))
         self._signals[call] = (request.transport, signal)
         # a drain waits for the answer; the client going away before it aborts the call
@@ -297,11 +287,7 @@ class CallsInFlight:
         self, rt: AgentRuntime[Any, Any], name: str, request: CallRequest, err: WireError
     ) -> Outcome:
         """The answer to a call past a cap on calls in flight: not started, audited."""
-        invocation = Invocation(
-            id=request.id or new_invocation_id(),
-            transport=request.transport,
-            credentials=request.credentials,
-        )
+        invocation = _invocation(request, None, None)
         audit_refusal(
             rt,
             capability=name,
@@ -313,6 +299,24 @@ class CallsInFlight:
         text = f"{name[:200]} was not started: {err.text} Nothing was sent."
         data = {"status": "refused", "capability": name[:200], "code": err.code, "message": text}
         return Outcome(False, "refused", name[:200], text, data)
+
+
+_InvocationDraft = draft_class(Invocation)
+
+
+def _invocation(
+    request: CallRequest, signal: asyncio.Event | None, approver: Approver | None
+) -> Invocation:
+    """``Invocation(id=..., transport=..., signal=, credentials=..., approver=)`` for
+    ``request``, built from a draft: this is on every call's path (:func:`draft_class`)."""
+    inv = _InvocationDraft()
+    inv.id = request.id or new_invocation_id()
+    inv.transport = request.transport
+    inv.signal = signal
+    inv.credentials = request.credentials
+    inv.approver = approver
+    inv.__class__ = Invocation
+    return inv
 
 
 def waits(cap: Capability | None) -> bool:
