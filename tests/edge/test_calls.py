@@ -250,3 +250,17 @@ def test_a_call_is_parked_exactly_when_its_caller_and_the_server_are_below_their
             assert len(calls.waiting) == 0
 
     asyncio.run(scenario())
+
+
+async def test_a_signal_the_transport_gives_aborts_its_parked_call() -> None:
+    calls = CallsInFlight(CAPS)
+    signal = asyncio.Event()
+    async with shelf("milk") as (running, rt):
+        request = CallRequest("test", "principal:a", ask=PARK, signal=signal)
+        got = await calls.run(rt, "remove_item", {"title": "milk"}, request)
+        assert isinstance(got, ParkedApproval)
+        signal.set()  # the transport's own cancel (A2A CancelTask)
+        outcome = await calls.settle(got.task)
+        assert (outcome.kind, outcome.data["_tag"]) == ("refused", "AgentCancelledError")
+        assert running.host.model().items == ("milk",)
+        assert (len(calls), len(calls.waiting)) == (0, 0)
