@@ -294,14 +294,16 @@ class _Adapter:
         credentials = await credentials_or_none(self.credentials_of, ctx)
         scope = getattr(ctx.request, "scope", None)
         caller = ANONYMOUS if scope is None else caller_key(scope)
-        if not waits(rt.definition.by_name.get(name)):  # nothing to ask or beat for
+        cap = rt.definition.by_name.get(name)
+        if cap is None or not waits(cap):  # nothing to ask or beat for
             return CallRequest(TRANSPORT, caller, credentials, scope=scope)
+        asks = cap.confirm is not None  # else no person is ever asked: none to find
         return CallRequest(
             TRANSPORT,
             caller,
             credentials,
-            ask=self.approver_for(ctx, credentials),
-            owner=owner_of(ctx),
+            ask=self.approver_for(ctx, credentials) if asks else None,
+            owner=owner_of(ctx) if asks else None,
             scope=scope,
             beat=self._progress(ctx, rt, name),
             interval=self.progress_interval,
@@ -488,14 +490,12 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
 
 def _result(outcome: Outcome) -> types.CallToolResult:
     """The ``tools/call`` answer for an outcome (refusals and defects are ``is_error``)."""
-    if outcome.ok:
-        return types.CallToolResult(
-            content=_text(f"{outcome.text}\n{outcome.data_json()}"),
-            structured_content=outcome.data,
-            is_error=False,
-        )
+    ok = outcome.ok
+    text = f"{outcome.text}\n{outcome.data_json()}" if ok else outcome.text
     return types.CallToolResult(
-        content=_text(outcome.text), structured_content=outcome.data, is_error=True
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=outcome.data,
+        is_error=not ok,
     )
 
 
