@@ -12,7 +12,7 @@ into their protocol's answer. Everything between lives here, written once:
 * starting the call on the runtime (:meth:`AgentRuntime.call
   <foldkit_agent.runtime.AgentRuntime.call>`, which answers in the one
   :class:`~foldkit_agent.runtime.Outcome` shape and never raises for a refusal);
-* the **disconnect relay** (a client gone before its answer aborts the call) and the note that
+* the **disconnect abort** (a client gone before its answer aborts the call) and the note that
   lets a drain wait until the answer is written (:mod:`.disconnect`);
 * **progress**: a beat every ``interval`` seconds while the call waits (:mod:`.progress`);
 * **settle**: waiting until the call answers, the one meaning of the word here. Cancelling the
@@ -113,8 +113,9 @@ class CallRequest:
         id: ``Invocation.id``; default a new one.
         signal: the call's cancel signal, when the transport aborts calls itself (A2A's
             ``CancelTask``); default a new one. Setting it aborts the call.
-        scope: the request's ASGI scope (or A2A call state): the disconnect relay reads the
-            guard's "client gone" event from it, and a drain waits for the answer.
+        scope: the request's ASGI scope (or A2A call state) holding the guard's watch of it:
+            the client going away before the answer aborts the call, and a drain waits for
+            the answer to be written (:func:`~.disconnect.carries_call`).
         beat: a sign of life every ``interval`` seconds while the call waits.
         interval: seconds between beats.
     """
