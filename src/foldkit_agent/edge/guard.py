@@ -34,6 +34,8 @@ and reported to ``on_refusal`` (which audits it when the request named a capabil
 A request that passes reaches the application with its body replayed unchanged; the parsed
 value is left in ``scope[BODY_KEY]`` so the application need not parse it again, and
 ``scope[CLIENT_GONE]`` is set when the client goes away before its answer (:mod:`.disconnect`).
+A request the adapter's ``unwatched`` names is answered from ``scope[BODY_KEY]`` alone (a list
+written from kept bytes), so it gets neither the replay nor the disconnect watch.
 
 Example::
 
