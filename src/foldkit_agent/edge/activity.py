@@ -1,4 +1,4 @@
-"""Who did what on one runtime, for a person to watch: the activity feed (issue 19).
+"""Who did what on one runtime, for a person to watch: the activity feed.
 
 :class:`ActivityFeed` follows an :class:`~foldkit_agent.audit.AuditLog` and keeps the last
 ``keep`` entries as :class:`ActivityItem` — the part of an audit entry a page may show: who

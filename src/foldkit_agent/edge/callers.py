@@ -80,7 +80,8 @@ DEFAULT_STREAMS: Final = 256
 below, every stream pool of ``serve`` together stays under half of ``max_connections``)."""
 DEFAULT_PAGE_STREAMS: Final = 64
 """Most open ``events`` streams all callers of one page surface may hold together: page
-sessions are free to mint, so they share one small pool (finding F15-1)."""
+sessions are free to mint, so a cap per session holds no one back; one small pool for all of
+them keeps the page's streams from taking the connections the other routes need."""
 DEFAULT_SESSIONS_PER_CALLER: Final = 100
 """Most handshake-era MCP sessions one caller may hold open."""
 DEFAULT_SESSIONS: Final = 1000

@@ -127,7 +127,7 @@ HTTP_PARSERS: Final[tuple[HttpParser, ...]] = ("h11", "httptools")
 def fast_http() -> HttpParser:
     """``"httptools"`` where it is installed (the ``web`` extra), else ``"h11"``.
 
-    The C parser costs less per request than h11 (docs/benchmarks.md, "#20 per-call costs");
+    The C parser costs less per request than h11 (docs/benchmarks.md, "per-call costs");
     every limit of :class:`ConnectionLimits` holds on both.
 
     Example:

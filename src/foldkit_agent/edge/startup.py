@@ -1,4 +1,4 @@
-"""Start-up that leaves the garbage collector nothing to rescan (issue 20).
+"""Start-up that leaves the garbage collector nothing to rescan.
 
 A server allocates most of its long-lived objects while it starts: the imported modules, the
 contract's schemas and strict decoders, the SDKs' servers and routes. CPython's full

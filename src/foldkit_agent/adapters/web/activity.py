@@ -1,4 +1,4 @@
-"""The activity feed as server-sent events for a page (issue 19).
+"""The activity feed as server-sent events for a page.
 
 :func:`activity_endpoint` turns an :class:`~foldkit_agent.edge.ActivityFeed` into a Starlette
 endpoint: ``GET`` it with ``EventSource`` and receive ``activity`` events
