@@ -39,9 +39,9 @@ HEADERS = [
 ]
 
 
-async def one(app: Any) -> list[dict[str, Any]]:
-    """One request into ``app``; the messages it sent back."""
-    scope = {
+def http_scope(headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    """The ASGI scope of one ``POST /mcp`` from a loopback client carrying ``headers``."""
+    return {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
@@ -51,11 +51,16 @@ async def one(app: Any) -> list[dict[str, Any]]:
         "raw_path": b"/mcp",
         "root_path": "",
         "query_string": b"",
-        "headers": HEADERS,
+        "headers": headers,
         "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8000),
         "state": {},
     }
+
+
+async def one(app: Any) -> list[dict[str, Any]]:
+    """One request into ``app``; the messages it sent back."""
+    scope = http_scope(HEADERS)
     sent = False
 
     async def receive() -> dict[str, Any]:

@@ -32,6 +32,8 @@ from typing import Any
 
 import foldkit_agent
 
+from .call_cpu import http_scope
+
 PACKAGE = str(Path(foldkit_agent.__file__).resolve().parent)
 
 TARGETS = {"tools_call": 64, "tools_list": 20, "dispatch_unknown": 22, "dispatch_completion": 40}
@@ -61,21 +63,7 @@ async def _post(app: Any, body: bytes, method: str, name: str | None) -> list[di
     ]
     if name is not None:
         headers.append((b"mcp-name", name.encode()))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "root_path": "",
-        "query_string": b"",
-        "headers": headers,
-        "client": ("127.0.0.1", 5000),
-        "server": ("127.0.0.1", 8000),
-        "state": {},
-    }
+    scope = http_scope(headers)
     sent = False
     gone = asyncio.Event()
 
