@@ -18,148 +18,52 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, Unpack, overload
 
 from pydantic import BaseModel
 
+from . import audit, contract, errors, runtime
 from .app.message import MessageUnion
 from .app.projection import Projection
 from .app.surface import Action, Application, MessageSet
-from .audit.jsonl import JsonlAuditSink
-from .audit.log import AuditEntry, AuditLog, AuditSink, audit_log
-from .audit.postgres import PostgresAuditSink
-from .audit.sqlite import SqliteAuditSink
-from .contract.approval import (
-    DEFAULT_APPROVAL_TIMEOUT,
-    Approval,
-    ApprovalRequest,
-    Approver,
-    Confirm,
-)
-from .contract.calls import (
-    AuthorizationRequest,
-    CallInfo,
-    Deny,
-    Invocation,
-    InvocationContext,
-    new_invocation_id,
-)
-from .contract.completion import (
-    DEFAULT_TIMEOUT,
-    MAX_TIMEOUT,
-    Completion,
-    CorrelationKey,
-    StateCompletion,
-    StateSource,
-    by_invocation_id,
-    correlate_key,
-    when,
-)
+from .audit import *  # noqa: F403
+from .audit.log import AuditLog
+from .contract import *  # noqa: F403
+from .contract.approval import DEFAULT_APPROVAL_TIMEOUT
+from .contract.calls import AuthorizationRequest, Invocation, InvocationContext
+from .contract.completion import CompletionContract, StateCompletion, StateSource, when
 from .contract.declare import (
-    ActionVariant,
     AgentDefinition,
-    Capability,
-    CompletionContract,
     ExposedMessages,
-    Hints,
     Resource,
-    Variant,
-    action,
     expose,
     expose_subset,
     make,
     resource,
-    variant,
 )
-from .errors import (
-    AgentApprovalError,
-    AgentAuthorizationError,
-    AgentCancelledError,
-    AgentCapabilityUnavailableError,
-    AgentCompletionTimeoutError,
-    AgentContractError,
-    AgentError,
-    AgentHostError,
-    AgentInvalidInputError,
-    AgentResourceError,
-    AgentUnknownCapabilityError,
-    InputIssue,
-    InputRejected,
-)
+from .contract.presentation import PresentationOptions
+from .contract.variant import ActionVariant, Variant, action, variant
+from .errors import *  # noqa: F403
+from .errors import AgentContractError
 from .manifest import context_schema, messages, resources, schema, to_manifest, to_markdown
-from .runtime.bound import AgentRuntime, Change, PrincipalProvider, bind
-from .runtime.outcome import Outcome, summarize
-from .runtime.results import CompletionOutcome, DispatchResult
+from .runtime import *  # noqa: F403
+from .runtime.bound import AgentRuntime, bind
 
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "MAX_TIMEOUT",
-    "ActionVariant",
-    "AgentApprovalError",
-    "AgentAuthorizationError",
+__all__: list[str] = [
     "AgentBuilder",
-    "AgentCancelledError",
-    "AgentCapabilityUnavailableError",
-    "AgentCompletionTimeoutError",
-    "AgentContractError",
-    "AgentDefinition",
-    "AgentError",
-    "AgentHostError",
-    "AgentInvalidInputError",
-    "AgentResourceError",
-    "AgentRuntime",
-    "AgentUnknownCapabilityError",
-    "Approval",
-    "ApprovalRequest",
-    "Approver",
-    "AuditEntry",
-    "AuditLog",
-    "AuditSink",
-    "AuthorizationRequest",
-    "CallInfo",
-    "Capability",
-    "Change",
-    "Completion",
-    "CompletionOutcome",
-    "CorrelationKey",
-    "Deny",
-    "DispatchResult",
-    "Hints",
-    "InputIssue",
-    "InputRejected",
-    "Invocation",
-    "InvocationContext",
-    "JsonlAuditSink",
-    "Outcome",
-    "PostgresAuditSink",
-    "PrincipalProvider",
-    "Resource",
-    "SqliteAuditSink",
-    "StateCompletion",
-    "StateSource",
-    "Variant",
-    "action",
-    "audit_log",
-    "bind",
-    "by_invocation_id",
     "context_schema",
-    "correlate_key",
-    "expose",
-    "expose_subset",
     "for_application",
     "for_model",
-    "make",
     "messages",
-    "new_invocation_id",
-    "resource",
     "resources",
     "schema",
-    "summarize",
     "to_manifest",
     "to_markdown",
-    "variant",
-    "when",
 ]
+__all__ += contract.__all__
+__all__ += audit.__all__
+__all__ += errors.__all__
+__all__ += runtime.__all__
 
 M = TypeVar("M", bound=BaseModel)
 P = TypeVar("P")
@@ -192,14 +96,9 @@ class AgentBuilder(Generic[M, P]):
         input: type[BaseModel] | None = None,
         to_message: Callable[[Any, InvocationContext[M, P]], Any] | None = None,
         completion: CompletionContract | None = None,
-        title: str | None = None,
-        read_only: bool = False,
-        destructive: bool | None = None,
-        idempotent: bool = False,
-        open_world: bool | None = None,
-        confirm: bool | Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
+        **presentation: Unpack[PresentationOptions[M, P]],
     ) -> Variant[M, P]:
-        """See :func:`~foldkit_agent.contract.variant`."""
+        """See :func:`~foldkit_agent.contract.variant.variant`."""
         return variant(
             description=description,
             name=name,
@@ -208,12 +107,7 @@ class AgentBuilder(Generic[M, P]):
             input=input,
             to_message=to_message,
             completion=completion,
-            title=title,
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
-            confirm=confirm,
+            **presentation,
         )
 
     def action(
@@ -223,25 +117,15 @@ class AgentBuilder(Generic[M, P]):
         available: Callable[[M], bool] | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
         completion: CompletionContract | None = None,
-        title: str | None = None,
-        read_only: bool = False,
-        destructive: bool | None = None,
-        idempotent: bool = False,
-        open_world: bool | None = None,
-        confirm: Confirm | None = None,
+        **presentation: Unpack[PresentationOptions[M, P]],
     ) -> ActionVariant:
-        """See :func:`~foldkit_agent.contract.action`."""
+        """See :func:`~foldkit_agent.contract.variant.action`."""
         return action(
             surface_action,
             available=available,
             authorize=authorize,
             completion=completion,
-            title=title,
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
-            confirm=confirm,
+            **presentation,
         )
 
     @overload
@@ -258,14 +142,14 @@ class AgentBuilder(Generic[M, P]):
         mapping: Mapping[Any, Any] | None = None,
         /,
     ) -> ExposedMessages:
-        """See :func:`~foldkit_agent.contract.expose`; the union defaults to the application's.
+        """See :func:`~foldkit_agent.contract.declare.expose`; the union defaults to the app's.
 
         ``TodoAgent.expose({...})`` exposes Messages of the builder's own union (the one
         :func:`for_application` captured); ``TodoAgent.expose(TodoMessage, {...})`` names the
         union explicitly. Both type-check.
 
         Raises:
-            AgentContractError: see :func:`~foldkit_agent.contract.expose`.
+            AgentContractError: see :func:`~foldkit_agent.contract.declare.expose`.
             AgentContractError: also when only a mapping is given and the builder has no
                 union (:func:`for_model` without ``union=``).
 
@@ -286,11 +170,11 @@ class AgentBuilder(Generic[M, P]):
         return expose(union_or_mapping, mapping)
 
     def expose_subset(self, subset: MessageSet, mapping: Mapping[Any, Any]) -> ExposedMessages:
-        """See :func:`~foldkit_agent.contract.expose_subset`."""
+        """See :func:`~foldkit_agent.contract.declare.expose_subset`."""
         return expose_subset(subset, mapping)
 
     def resource(self, name: str, *, description: str, projection: Projection) -> Resource:
-        """See :func:`~foldkit_agent.contract.resource`."""
+        """See :func:`~foldkit_agent.contract.declare.resource`."""
         return resource(name, description=description, projection=projection)
 
     def when(
@@ -311,7 +195,7 @@ class AgentBuilder(Generic[M, P]):
         context: Projection | None = None,
         resources: Iterable[Resource] = (),
     ) -> AgentDefinition:
-        """See :func:`~foldkit_agent.contract.make`."""
+        """See :func:`~foldkit_agent.contract.declare.make`."""
         return make(
             messages=messages, context=context, resources=resources, model_type=self.model_type
         )

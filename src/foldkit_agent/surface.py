@@ -4,26 +4,12 @@ App = surface.application(model=Model, message=TodoMessage, initial=..., update=
 App.model.todos          # a FieldRef
 """
 
-from __future__ import annotations
-
-from .app.surface import (
-    Action,
-    Application,
-    FieldRef,
-    MessageSet,
-    action,
-    application,
-    message_set,
-    message_set_union,
-)
-
-__all__ = [
-    "Action",
-    "Application",
-    "FieldRef",
-    "MessageSet",
-    "action",
-    "application",
-    "message_set",
-    "message_set_union",
-]
+# Each name is re-exported by its own ``as`` (no ``__all__`` to keep in step with the list).
+from .app.surface import Action as Action
+from .app.surface import Application as Application
+from .app.surface import FieldRef as FieldRef
+from .app.surface import MessageSet as MessageSet
+from .app.surface import action as action
+from .app.surface import application as application
+from .app.surface import message_set as message_set
+from .app.surface import message_set_union as message_set_union

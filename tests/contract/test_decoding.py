@@ -279,7 +279,7 @@ async def test_a_bound_that_is_broken_is_named_with_its_limit() -> None:
 
 async def test_a_refusal_lists_at_most_twenty_issues_and_counts_the_rest() -> None:
     from examples.todo import run_todo
-    from foldkit_agent.contract.schema import MAX_ISSUES
+    from foldkit_agent.contract.decode import MAX_ISSUES
     from foldkit_agent.errors import AgentInvalidInputError
 
     payload = {"title": "Milk", **{f"extra_{n}": n for n in range(50)}}
@@ -298,7 +298,7 @@ async def test_f20_an_undeclared_field_name_is_echoed_cut_at_200_characters_like
 ):
     # the issue 20 stranger's echo.py: 21 undeclared names of 50 KB each made a 1.5 MB answer
     from examples.todo import run_todo
-    from foldkit_agent.contract.schema import MAX_ECHOED
+    from foldkit_agent.contract.decode import MAX_ECHOED
     from foldkit_agent.errors import AgentInvalidInputError
 
     payload = {"title": "Milk", **{f"k{n}" + "x" * 50_000: n for n in range(21)}}

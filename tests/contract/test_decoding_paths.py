@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from examples.todo import AppAgent as TodoAgent
 from foldkit_agent import AgentInvalidInputError, Message
-from foldkit_agent.contract.schema import InputDecoder
+from foldkit_agent.contract.decode import InputDecoder
 from tests.support.constrained import Contract as ConstrainedAgent
 
 

@@ -1,5 +1,9 @@
 """What an agent may see and do, declared once. Nothing here runs a call: that is
-:mod:`foldkit_agent.runtime`."""
+:mod:`foldkit_agent.runtime`.
+
+``__all__`` is the contract's public surface; the ``agent`` namespace and the front door
+re-export it whole. Names, strict decoding and schema export are used from their modules
+(:mod:`.names`, :mod:`.decode`, :mod:`.schema`, :mod:`.numbers`)."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from .completion import (
     DEFAULT_TIMEOUT,
     MAX_TIMEOUT,
     Completion,
+    CompletionContract,
     CorrelationKey,
     StateCompletion,
     StateSource,
@@ -31,39 +36,24 @@ from .completion import (
     when,
 )
 from .declare import (
-    ActionVariant,
     AgentDefinition,
     Capability,
     ExposedMessages,
-    Hints,
     Resource,
-    Variant,
     Wiring,
-    action,
     expose,
     expose_subset,
     make,
     resource,
-    variant,
 )
-from .names import (
-    NAME_PATTERN,
-    default_name,
-    is_valid_name,
-)
-from .numbers import integers_from_doubles
-from .schema import (
-    InputDecoder,
-    RecursiveSchemaError,
-    json_schema,
-    schema_of_type,
-)
+from .presentation import TITLE_MAX, Hints, Presentation, PresentationOptions
+from .variant import ActionVariant, Variant, action, variant
 
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "MAX_TIMEOUT",
-    "NAME_PATTERN",
+    "TITLE_MAX",
     "ActionVariant",
     "AgentDefinition",
     "Approval",
@@ -74,15 +64,16 @@ __all__ = [
     "CallInfo",
     "Capability",
     "Completion",
+    "CompletionContract",
     "Confirm",
     "CorrelationKey",
     "Deny",
     "ExposedMessages",
     "Hints",
-    "InputDecoder",
     "Invocation",
     "InvocationContext",
-    "RecursiveSchemaError",
+    "Presentation",
+    "PresentationOptions",
     "Resource",
     "StateCompletion",
     "StateSource",
@@ -91,16 +82,11 @@ __all__ = [
     "action",
     "by_invocation_id",
     "correlate_key",
-    "default_name",
     "expose",
     "expose_subset",
-    "integers_from_doubles",
-    "is_valid_name",
-    "json_schema",
     "make",
     "new_invocation_id",
     "resource",
-    "schema_of_type",
     "variant",
     "when",
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..app.message import Message
 from ..app.projection import Projection
@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_TIMEOUT",
     "Completion",
+    "CompletionContract",
     "CorrelationKey",
     "StateCompletion",
     "StateSource",
@@ -248,3 +249,8 @@ def when(
     return StateCompletion(
         projection=projection, predicate=predicate, timeout=timeout, source=source
     )
+
+
+CompletionContract: TypeAlias = Completion | StateCompletion
+"""What a variant's ``completion=`` takes: a result Message (:class:`Completion`) or a state
+condition (:func:`when`)."""

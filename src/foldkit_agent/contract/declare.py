@@ -11,258 +11,33 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
 from pydantic import BaseModel
 
 from ..app.message import Message, MessageUnion
 from ..app.projection import Projection
-from ..app.surface import Action, Application, MessageSet
+from ..app.surface import Application, MessageSet
 from ..errors import AgentContractError
-from .approval import Confirm, check_confirm
-from .completion import Completion, StateCompletion
+from .approval import Confirm
+from .completion import Completion, CompletionContract, StateCompletion
+from .decode import InputDecoder
 from .names import NAME_PATTERN, default_name, is_valid_name
-from .schema import InputDecoder, JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
+from .presentation import PLAIN, Hints, Presentation
+from .schema import JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
+from .variant import ActionVariant, Variant
 
 __all__ = [
-    "TITLE_MAX",
-    "ActionVariant",
     "AgentDefinition",
     "Capability",
     "ExposedMessages",
-    "Hints",
     "Resource",
-    "Variant",
     "Wiring",
-    "action",
     "expose",
     "expose_subset",
     "make",
     "resource",
-    "variant",
 ]
-
-M = TypeVar("M")
-P = TypeVar("P")
-
-CompletionContract = Completion | StateCompletion
-
-
-@dataclass(frozen=True)
-class Variant(Generic[M, P]):
-    """How one Message is offered to agents. Build it with :func:`variant`."""
-
-    description: str
-    name: str | None = None
-    available: Callable[[M], bool] | None = None
-    authorize: Callable[[Any], Any] | None = None
-    input: type[BaseModel] | None = None
-    to_message: Callable[[Any, Any], Any] | None = None
-    completion: CompletionContract | None = None
-    title: str | None = None
-    read_only: bool = False
-    destructive: bool | None = None
-    idempotent: bool = False
-    open_world: bool | None = None
-    confirm: Confirm | None = None
-
-
-def variant(
-    *,
-    description: str,
-    name: str | None = None,
-    available: Callable[[Any], bool] | None = None,
-    authorize: Callable[[Any], Any] | None = None,
-    input: type[BaseModel] | None = None,
-    to_message: Callable[[Any, Any], Any] | None = None,
-    completion: CompletionContract | None = None,
-    title: str | None = None,
-    read_only: bool = False,
-    destructive: bool | None = None,
-    idempotent: bool = False,
-    open_world: bool | None = None,
-    confirm: Confirm | None = None,
-) -> Variant[Any, Any]:
-    """Configure how one Message is exposed.
-
-    Args:
-        description: what the capability does, written for the agent (required).
-        name: the protocol name; defaults to the tag in snake case (``default_name``).
-        available: ``(model) -> bool``; when false the capability is unlisted and refused.
-        authorize: ``(AuthorizationRequest) -> bool | Deny | {"allowed": False, "reason": ...}``
-            or an awaitable of one. Runs after ``available`` and decoding.
-        input: a pydantic model for the wire input, when it differs from the Message's fields.
-            Requires ``to_message``.
-        to_message: ``(input, InvocationContext) -> Message`` (or a payload dict for the
-            keyed Message). Requires ``input``.
-        completion: :class:`~.completion.Completion` or :func:`~.completion.when`.
-        title: a short human-readable name (one line, at most 128 characters), shown by
-            clients instead of ``name``.
-        read_only: the call changes nothing in the application (MCP ``readOnlyHint``).
-        destructive: the call may destroy or overwrite what exists (``destructiveHint``);
-            ``None`` says nothing, and MCP clients then assume it may.
-        idempotent: calling again with the same input has no further effect
-            (``idempotentHint``).
-        open_world: the call reaches beyond the application (other systems, the network,
-            people) (``openWorldHint``); ``None`` says nothing, and clients assume it does.
-        confirm: ``True`` to have a person approve every call before its Message is sent,
-            or ``(AuthorizationRequest) -> bool`` (or an awaitable) deciding per call; see
-            :mod:`~.approval` and DESIGN §11. A transport that cannot ask a person refuses
-            such a call (``AgentApprovalError``, reason ``"unavailable"``).
-
-        The four flags are hints for the calling agent and the person supervising it, never
-        a permission: ``available`` and ``authorize`` decide what runs (DESIGN §10).
-
-    Raises:
-        AgentContractError: at :func:`expose`, for a bad name, ``input`` without
-            ``to_message`` or the reverse, a recursive input type, a title that is empty,
-            not one line or too long, a flag that is not a bool (or ``None`` where allowed),
-            ``read_only=True`` together with ``destructive=True``, or a ``confirm`` that is
-            neither a bool nor a callable.
-
-    Example:
-        >>> variant(name="select_todo", title="Select todo", description="Select a todo",
-        ...         idempotent=True, destructive=False, open_world=False)
-        >>> variant(description="Delete the selected todo", destructive=True, confirm=True)
-    """
-    return Variant(
-        description=description,
-        name=name,
-        available=available,
-        authorize=authorize,
-        input=input,
-        to_message=to_message,
-        completion=completion,
-        title=title,
-        read_only=read_only,
-        destructive=destructive,
-        idempotent=idempotent,
-        open_world=open_world,
-        confirm=confirm,
-    )
-
-
-@dataclass(frozen=True)
-class ActionVariant:
-    """A surface :class:`~.surface.Action` exposed as a capability (see :func:`action`)."""
-
-    action: Action
-    available: Callable[[Any], bool] | None = None
-    authorize: Callable[[Any], Any] | None = None
-    completion: CompletionContract | None = None
-    title: str | None = None
-    read_only: bool = False
-    destructive: bool | None = None
-    idempotent: bool = False
-    open_world: bool | None = None
-    confirm: Confirm | None = None
-
-
-def action(
-    surface_action: Action,
-    *,
-    available: Callable[[Any], bool] | None = None,
-    authorize: Callable[[Any], Any] | None = None,
-    completion: CompletionContract | None = None,
-    title: str | None = None,
-    read_only: bool = False,
-    destructive: bool | None = None,
-    idempotent: bool = False,
-    open_world: bool | None = None,
-    confirm: Confirm | None = None,
-) -> ActionVariant:
-    """Expose a surface Action under the tag of the Message it makes.
-
-    ``title``, the four behaviour hints and ``confirm`` mean what they mean on
-    :func:`variant`.
-
-    Raises:
-        AgentContractError: at :func:`expose`, when keyed under another Message's tag, or
-            for a bad title, hint or ``confirm`` (see :func:`variant`).
-    """
-    if not isinstance(surface_action, Action):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise AgentContractError("agent.action takes a surface.action(...)")
-    return ActionVariant(
-        surface_action,
-        available,
-        authorize,
-        completion,
-        title=title,
-        read_only=read_only,
-        destructive=destructive,
-        idempotent=idempotent,
-        open_world=open_world,
-        confirm=confirm,
-    )
-
-
-TITLE_MAX = 128
-"""The longest ``title`` a capability may have, in characters."""
-
-
-@dataclass(frozen=True)
-class Hints:
-    """What a call does, as declared: hints for agents and people, never a permission.
-
-    Attributes:
-        read_only: changes nothing.
-        destructive: may destroy or overwrite what exists; ``None`` when not declared.
-        idempotent: repeating it with the same input has no further effect.
-        open_world: reaches beyond the application; ``None`` when not declared.
-    """
-
-    read_only: bool = False
-    destructive: bool | None = None
-    idempotent: bool = False
-    open_world: bool | None = None
-
-    def declared(self) -> dict[str, bool]:
-        """The hints that were declared, in a fixed order; a ``None`` hint is left out.
-
-        Example:
-            >>> Hints(read_only=True, open_world=False).declared()
-            {'read_only': True, 'idempotent': False, 'open_world': False}
-        """
-        out = {
-            "read_only": self.read_only,
-            "destructive": self.destructive,
-            "idempotent": self.idempotent,
-            "open_world": self.open_world,
-        }
-        return {k: v for k, v in out.items() if v is not None}
-
-
-def _title(tag: str, title: Any) -> str | None:
-    if title is None:
-        return None
-    if not isinstance(title, str) or not title.strip():
-        raise AgentContractError(f"{tag!r}: title= takes a non-empty string", capability=tag)
-    text = title.strip()
-    if "\n" in text or "\r" in text or len(text) > TITLE_MAX:
-        raise AgentContractError(
-            f"{tag!r}: the title must be one line of at most {TITLE_MAX} characters",
-            capability=tag,
-        )
-    return text
-
-
-def _hints(tag: str, v: Variant[Any, Any]) -> Hints:
-    for flag, value, optional in (
-        ("read_only", v.read_only, False),
-        ("destructive", v.destructive, True),
-        ("idempotent", v.idempotent, False),
-        ("open_world", v.open_world, True),
-    ):
-        if not isinstance(value, bool) and not (optional and value is None):
-            allowed = "True, False or None" if optional else "True or False"
-            raise AgentContractError(f"{tag!r}: {flag}= takes {allowed}", capability=tag)
-    if v.read_only and v.destructive:
-        raise AgentContractError(
-            f"{tag!r}: a read-only capability cannot be destructive; "
-            "drop read_only=True or destructive=True",
-            capability=tag,
-        )
-    return Hints(v.read_only, v.destructive, v.idempotent, v.open_world)
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,12 +49,12 @@ class Capability:
         tag: the tag of the Message it dispatches.
         message: that Message class.
         description: for the agent.
-        title: a short human-readable name, or ``None``.
-        hints: the declared :class:`Hints` (read-only, destructive, idempotent, open world).
         input_type: the pydantic model decoded from the wire (the Message itself by default).
         decoder: the strict :class:`~.schema.InputDecoder` for ``input_type``.
         available / authorize / to_message / completion: the hooks, or ``None``.
-        confirm: ``True``, a predicate, or ``None`` (no person is asked).
+        presentation: the checked :class:`~.presentation.Presentation`; its parts are read
+            as ``title`` (or ``None``), ``hints`` (:class:`~.presentation.Hints`) and
+            ``confirm`` (``True``, a predicate, or ``None``: no person is asked).
     """
 
     name: str
@@ -292,9 +67,22 @@ class Capability:
     authorize: Callable[[Any], Any] | None = None
     to_message: Callable[[Any, Any], Any] | None = None
     completion: CompletionContract | None = None
-    title: str | None = None
-    hints: Hints = Hints()
-    confirm: Confirm | None = None
+    presentation: Presentation = PLAIN
+
+    @property
+    def title(self) -> str | None:
+        """A short human-readable name, or ``None``."""
+        return self.presentation.title
+
+    @property
+    def hints(self) -> Hints:
+        """The declared hints (read-only, destructive, idempotent, open world)."""
+        return self.presentation.hints
+
+    @property
+    def confirm(self) -> Confirm | None:
+        """``True``, a predicate ``(AuthorizationRequest) -> bool``, or ``None``."""
+        return self.presentation.confirm
 
     @property
     def input_schema(self) -> JsonSchema:
@@ -349,28 +137,14 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
     if isinstance(spec, str):
         spec = Variant[Any, Any](description=spec)
     if isinstance(spec, ActionVariant):
-        act = spec.action
-        if act.message is not cls:
+        made = spec.action.message
+        if made is not cls:
             raise AgentContractError(
-                f"the action {act.name!r} makes {act.message.tag()!r}, so it cannot be exposed "
+                f"the action {spec.action.name!r} makes {made.tag()!r}, so it cannot be exposed "
                 f"under {tag!r}",
                 capability=tag,
             )
-        spec = Variant[Any, Any](
-            description=act.description,
-            name=act.name,
-            available=spec.available,
-            authorize=spec.authorize,
-            input=act.input,
-            to_message=act.to_message,
-            completion=spec.completion,
-            title=spec.title,
-            read_only=spec.read_only,
-            destructive=spec.destructive,
-            idempotent=spec.idempotent,
-            open_world=spec.open_world,
-            confirm=spec.confirm,
-        )
+        spec = spec.as_variant()
     if not isinstance(spec, Variant):
         raise AgentContractError(
             f"{tag!r}: a variant is a description string, agent.variant(...) or agent.action(...)",
@@ -392,8 +166,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         raise AgentContractError(
             f"{tag!r}: input and to_message go together; {missing} is missing", capability=tag
         )
-    title = _title(tag, v.title)
-    hints = _hints(tag, v)
+    presentation = v.presentation.checked(tag)
     input_type: type[BaseModel] = v.input if v.input is not None else cls
     if not (isinstance(input_type, type) and issubclass(input_type, BaseModel)):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError(f"{tag!r}: input must be a pydantic model class", capability=tag)
@@ -422,9 +195,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         authorize=v.authorize,
         to_message=v.to_message,
         completion=v.completion,
-        title=title,
-        hints=hints,
-        confirm=check_confirm(tag, v.confirm),
+        presentation=presentation,
     )
 
 

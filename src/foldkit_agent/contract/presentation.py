@@ -1,0 +1,161 @@
+"""How a capability presents itself: its title, what a call does (hints), and whether a
+person approves each call. One value, shared by a variant and the capability it becomes.
+
+Every keyword that sets it (``title``, ``read_only``, ``destructive``, ``idempotent``,
+``open_world``, ``confirm``) is declared once, in :class:`PresentationOptions`; the variant
+and action builders take them as ``**presentation`` and pass them through, so a new one is
+added here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypedDict, TypeVar
+
+from ..errors import AgentContractError
+from .approval import Confirm, check_confirm
+from .calls import AuthorizationRequest
+
+__all__ = ["PLAIN", "TITLE_MAX", "Hints", "Presentation", "PresentationOptions"]
+
+M = TypeVar("M")
+P = TypeVar("P")
+
+TITLE_MAX = 128
+"""The longest ``title`` a capability may have, in characters."""
+
+
+class PresentationOptions(TypedDict, Generic[M, P], total=False):
+    """The presentation keywords of ``agent.variant`` and ``agent.action`` (all optional).
+
+    ``M`` and ``P`` are the Model and principal types a builder fixes; ``confirm``'s
+    predicate takes the same ``AuthorizationRequest`` as ``authorize``.
+    """
+
+    title: str | None
+    read_only: bool
+    destructive: bool | None
+    idempotent: bool
+    open_world: bool | None
+    confirm: bool | Callable[[AuthorizationRequest[M, P, Any]], Any] | None
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What a call does, as declared: hints for agents and people, never a permission.
+
+    Attributes:
+        read_only: changes nothing.
+        destructive: may destroy or overwrite what exists; ``None`` when not declared.
+        idempotent: repeating it with the same input has no further effect.
+        open_world: reaches beyond the application; ``None`` when not declared.
+    """
+
+    read_only: bool = False
+    destructive: bool | None = None
+    idempotent: bool = False
+    open_world: bool | None = None
+
+    def declared(self) -> dict[str, bool]:
+        """The hints that were declared, in a fixed order; a ``None`` hint is left out.
+
+        Example:
+            >>> Hints(read_only=True, open_world=False).declared()
+            {'read_only': True, 'idempotent': False, 'open_world': False}
+        """
+        return {k: v for k, v in self.all().items() if v is not None}
+
+    def all(self) -> dict[str, bool | None]:
+        """Every hint by name, ``None`` where not declared (the manifest's ``hints``)."""
+        return {
+            "read_only": self.read_only,
+            "destructive": self.destructive,
+            "idempotent": self.idempotent,
+            "open_world": self.open_world,
+        }
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """A capability's title, hints and approval, as declared.
+
+    Build it from the keywords with :meth:`of`; :func:`~.declare.expose` checks it
+    (:meth:`checked`) and the capability carries the checked value.
+
+    Attributes:
+        title: a short human-readable name, or ``None``.
+        hints: the declared :class:`Hints`.
+        confirm: ``True``, a predicate ``(AuthorizationRequest) -> bool`` (or an awaitable),
+            or ``None`` (no person is asked); ``False`` is kept as declared until checked.
+    """
+
+    title: str | None = None
+    hints: Hints = Hints()
+    confirm: Confirm | None = None
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        title: str | None = None,
+        read_only: bool = False,
+        destructive: bool | None = None,
+        idempotent: bool = False,
+        open_world: bool | None = None,
+        confirm: Confirm | None = None,
+    ) -> Presentation:
+        """The presentation the keywords of :class:`PresentationOptions` declare, unchecked.
+
+        Example:
+            >>> Presentation.of(title="Delete todo", destructive=True).hints.destructive
+            True
+        """
+        return cls(title, Hints(read_only, destructive, idempotent, open_world), confirm)
+
+    def checked(self, tag: str) -> Presentation:
+        """This presentation with the title trimmed and ``confirm=False`` read as ``None``.
+
+        Raises:
+            AgentContractError: naming ``tag``, for a title that is not a non-empty string
+                of one line and at most :data:`TITLE_MAX` characters, a hint that is not a
+                bool (or ``None`` where allowed), ``read_only=True`` with
+                ``destructive=True``, or a ``confirm`` that is neither a bool nor a callable.
+        """
+        _check_hints(tag, self.hints)
+        return Presentation(_title(tag, self.title), self.hints, check_confirm(tag, self.confirm))
+
+
+def _title(tag: str, title: Any) -> str | None:
+    if title is None:
+        return None
+    if not isinstance(title, str) or not title.strip():
+        raise AgentContractError(f"{tag!r}: title= takes a non-empty string", capability=tag)
+    text = title.strip()
+    if "\n" in text or "\r" in text or len(text) > TITLE_MAX:
+        raise AgentContractError(
+            f"{tag!r}: the title must be one line of at most {TITLE_MAX} characters",
+            capability=tag,
+        )
+    return text
+
+
+_OPTIONAL_HINTS = frozenset({"destructive", "open_world"})
+
+
+def _check_hints(tag: str, hints: Hints) -> None:
+    for flag, value in hints.all().items():
+        optional = flag in _OPTIONAL_HINTS
+        if not isinstance(value, bool) and not (optional and value is None):
+            allowed = "True, False or None" if optional else "True or False"
+            raise AgentContractError(f"{tag!r}: {flag}= takes {allowed}", capability=tag)
+    if hints.read_only and hints.destructive:
+        raise AgentContractError(
+            f"{tag!r}: a read-only capability cannot be destructive; "
+            "drop read_only=True or destructive=True",
+            capability=tag,
+        )
+
+
+PLAIN = Presentation()
+"""No title, no hint declared, no approval: what a variant without presentation keywords has."""
