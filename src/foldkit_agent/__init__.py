@@ -15,13 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import agent, errors, projection, surface
+from . import agent, app, errors, projection, surface
 from .agent import *  # noqa: F403
-from .app.host import Host, SupportsHost, Unsubscribe
-from .app.message import Message, MessageUnion, message_union
-from .app.program import Command, Program, Running
-from .app.projection import Projection
-from .app.surface import Action, Application, FieldRef, MessageSet
+from .app import *  # noqa: F403
 from .runtime.outcome import DEFECT_TEXT, defect
 
 if TYPE_CHECKING:
@@ -39,30 +35,17 @@ def __getattr__(name: str) -> Any:
 
 __version__ = "0.1.0"
 
-# The agent namespace's names (the contract, audit, errors and runtime parts), then the
-# application substrate's types and what only the front door adds.
+# What only the front door adds, then the application substrate's types and the agent
+# namespace's names (the contract, audit, errors and runtime parts).
 __all__: list[str] = [
     "DEFECT_TEXT",
-    "Action",
-    "Application",
-    "Command",
-    "FieldRef",
-    "Host",
-    "Message",
-    "MessageSet",
-    "MessageUnion",
-    "Program",
-    "Projection",
-    "Running",
-    "SupportsHost",
     "Tenants",
-    "Unsubscribe",
     "__version__",
     "agent",
     "defect",
     "errors",
-    "message_union",
     "projection",
     "surface",
 ]
+__all__ += app.__all__
 __all__ += agent.__all__

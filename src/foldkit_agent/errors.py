@@ -63,7 +63,8 @@ class AgentError(Exception):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.tag = cls.__name__
-        _REGISTRY[cls.__name__] = cls
+        if not cls.__name__.startswith("_"):
+            _REGISTRY[cls.__name__] = cls
 
     def __init__(self, message: str, *, capability: str | None = None) -> None:
         super().__init__(message)
@@ -124,26 +125,31 @@ class AgentContractError(AgentError):
         super().__init__(message, capability=capability)
 
 
-class AgentUnknownCapabilityError(AgentError):
+class _AboutCapability(AgentError):
+    """An error whose only detail is the capability: its text is ``TEXT`` naming it."""
+
+    TEXT: ClassVar[str] = ""
+
+    def __init__(self, *, capability: str) -> None:
+        super().__init__(self.TEXT.format(capability=capability), capability=capability)
+
+
+class AgentUnknownCapabilityError(_AboutCapability):
     """No capability has this name. The Model was not read and nothing was dispatched."""
 
-    def __init__(self, *, capability: str) -> None:
-        super().__init__(
-            f"There is no capability named {capability!r}. List the available capabilities "
-            "and call one of those.",
-            capability=capability,
-        )
+    TEXT = (
+        "There is no capability named {capability!r}. List the available capabilities and "
+        "call one of those."
+    )
 
 
-class AgentCapabilityUnavailableError(AgentError):
+class AgentCapabilityUnavailableError(_AboutCapability):
     """The capability exists but its ``available`` predicate is false for the current Model."""
 
-    def __init__(self, *, capability: str) -> None:
-        super().__init__(
-            f"{capability!r} is not available in the application's current state. "
-            "Read the context or list the capabilities again before retrying.",
-            capability=capability,
-        )
+    TEXT = (
+        "{capability!r} is not available in the application's current state. Read the "
+        "context or list the capabilities again before retrying."
+    )
 
 
 class AgentInvalidInputError(AgentError):
@@ -180,12 +186,8 @@ class AgentAuthorizationError(AgentError):
 
     def __init__(self, *, capability: str, reason: str | None = None) -> None:
         self.reason = reason
-        text = (
-            f"Not authorized to use {capability!r}: {reason}"
-            if reason
-            else f"Not authorized to use {capability!r}."
-        )
-        super().__init__(text, capability=capability)
+        said = f": {reason}" if reason else "."
+        super().__init__(f"Not authorized to use {capability!r}{said}", capability=capability)
 
 
 class AgentApprovalError(AgentError):
@@ -272,42 +274,40 @@ class AgentCancelledError(AgentError):
     def __init__(self, *, capability: str, dispatched: bool | None, shutdown: bool = False) -> None:
         self.dispatched = dispatched
         self.shutdown = shutdown
-        if shutdown:
-            text = _shutdown_text(capability, dispatched)
-        elif dispatched is False:
-            text = f"The call to {capability!r} was cancelled before anything was sent."
-        elif dispatched is None:
-            text = (
-                f"The call to {capability!r} was cancelled while the application was receiving "
-                "it; whether it was applied is unknown and nothing was rolled back. Read the "
-                "current state before retrying."
-            )
-        else:
-            text = (
-                f"The call to {capability!r} was cancelled while waiting for it to complete. "
-                "The request was applied and nothing was rolled back; read the current state "
-                "before retrying."
-            )
-        super().__init__(text, capability=capability)
+        texts = _SHUTDOWN if shutdown else _CANCELLED
+        super().__init__(texts[dispatched].format(capability=capability), capability=capability)
 
 
-def _shutdown_text(capability: str, dispatched: bool | None) -> str:
-    if dispatched is False:
-        return (
-            f"The server is shutting down, so the call to {capability!r} was not run; nothing "
-            "was sent. Call it again once the server is back."
-        )
-    if dispatched is None:
-        return (
-            f"The server shut down while the application was receiving the call to "
-            f"{capability!r}; whether it was applied is unknown and nothing was rolled back. "
-            "Read the current state before retrying."
-        )
-    return (
-        f"The server shut down while the call to {capability!r} was waiting to complete: it "
+# By delivery: False, never sent; None, unknown; True, applied and only the wait abandoned.
+_CANCELLED: dict[bool | None, str] = {
+    False: "The call to {capability!r} was cancelled before anything was sent.",
+    None: (
+        "The call to {capability!r} was cancelled while the application was receiving it; "
+        "whether it was applied is unknown and nothing was rolled back. Read the current "
+        "state before retrying."
+    ),
+    True: (
+        "The call to {capability!r} was cancelled while waiting for it to complete. The "
+        "request was applied and nothing was rolled back; read the current state before "
+        "retrying."
+    ),
+}
+_SHUTDOWN: dict[bool | None, str] = {
+    False: (
+        "The server is shutting down, so the call to {capability!r} was not run; nothing "
+        "was sent. Call it again once the server is back."
+    ),
+    None: (
+        "The server shut down while the application was receiving the call to "
+        "{capability!r}; whether it was applied is unknown and nothing was rolled back. "
+        "Read the current state before retrying."
+    ),
+    True: (
+        "The server shut down while the call to {capability!r} was waiting to complete: it "
         "was applied, whether it completed is unknown, and nothing was rolled back. Read the "
         "current state before retrying."
-    )
+    ),
+}
 
 
 class AgentCompletionTimeoutError(AgentError):
@@ -336,11 +336,10 @@ class AgentResourceError(AgentError):
     """A resource read failed: the name is unknown, or its projection could not be read."""
 
     def __init__(self, *, resource: str, known: bool = False) -> None:
-        text = (
-            f"The resource {resource!r} could not be read right now."
-            if known
-            else f"There is no resource named {resource!r}."
-        )
+        if known:
+            text = f"The resource {resource!r} could not be read right now."
+        else:
+            text = f"There is no resource named {resource!r}."
         super().__init__(text, capability=resource)
 
 
@@ -357,23 +356,25 @@ class AgentHostError(AgentError):
 
     def __init__(self, *, capability: str, dispatched: bool | None = None) -> None:
         self.dispatched = dispatched
-        if dispatched is False:
-            text = (
-                f"The application could not build the request for {capability!r} from this "
-                "input; nothing was sent. Check the input against the current state."
-            )
-        elif dispatched:
-            text = (
-                f"{capability!r} was applied, but its completion could not be checked. The "
-                "outcome is unknown; read the current state before retrying."
-            )
-        else:
-            text = (
-                f"The application failed while receiving the call to {capability!r}. Whether "
-                "it was applied is unknown and nothing was rolled back; read the current state "
-                "before retrying."
-            )
-        super().__init__(text, capability=capability)
+        text = _HOST_FAILED[bool(dispatched) if dispatched is not None else None]
+        super().__init__(text.format(capability=capability), capability=capability)
+
+
+_HOST_FAILED: dict[bool | None, str] = {
+    False: (
+        "The application could not build the request for {capability!r} from this input; "
+        "nothing was sent. Check the input against the current state."
+    ),
+    True: (
+        "{capability!r} was applied, but its completion could not be checked. The outcome "
+        "is unknown; read the current state before retrying."
+    ),
+    None: (
+        "The application failed while receiving the call to {capability!r}. Whether it was "
+        "applied is unknown and nothing was rolled back; read the current state before "
+        "retrying."
+    ),
+}
 
 
 class InputRejected(Exception):

@@ -1,41 +1,17 @@
 """The application substrate: Messages, the application capture, projections, the host
 seam and a minimal Elm-architecture runtime (:class:`Program`).
 
-It imports nothing of agents; :mod:`foldkit_agent.contract` builds on it."""
+It imports nothing of agents; :mod:`foldkit_agent.contract` builds on it. ``__all__`` is the
+substrate's types (and ``message_union``), which the front door re-exports whole; its
+functions are in the ``surface`` and ``projection`` namespaces."""
 
 from __future__ import annotations
 
-from .host import (
-    Host,
-    SupportsHost,
-    Unsubscribe,
-)
-from .message import (
-    Message,
-    MessageUnion,
-    message_union,
-    tag_of,
-)
-from .program import (
-    Command,
-    Program,
-    Running,
-)
-from .projection import (
-    Projection,
-    compose,
-    pick,
-)
-from .surface import (
-    Action,
-    Application,
-    FieldRef,
-    MessageSet,
-    action,
-    application,
-    message_set,
-    message_set_union,
-)
+from .host import Host, SupportsHost, Unsubscribe
+from .message import Message, MessageUnion, message_union
+from .program import Command, Program, Running
+from .projection import Projection
+from .surface import Action, Application, FieldRef, MessageSet
 
 __all__ = [
     "Action",
@@ -51,12 +27,5 @@ __all__ = [
     "Running",
     "SupportsHost",
     "Unsubscribe",
-    "action",
-    "application",
-    "compose",
-    "message_set",
-    "message_set_union",
     "message_union",
-    "pick",
-    "tag_of",
 ]
