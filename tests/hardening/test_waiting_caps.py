@@ -1,29 +1,36 @@
 """One caller trying to start 1,040 calls that wait for a person locks nobody else out, on a
-real ``foldkit-agent serve`` (MCP over HTTP, A2A and the page, two tokens).
+real ``foldkit-agent serve`` (MCP over HTTP, A2A and the page, several tokens).
 
 The caller is, in turn, an anonymous page visitor with many made-up sessions, one token on a
 handshake-era MCP session whose client elicits (and never answers), one token over A2A, and
 one token over 2026-era MCP. Everything asserted is what the server said: which attempts were
 put to a person and which were refused naming the per-caller cap (with nothing sent), the
-answers another caller got on every transport meanwhile, each waiting call's last answer when
-the caller lets go, and the audit entries the server stored. The cap on calls waiting for a
-person is counted per caller across every transport, and every anonymous caller together is
-one caller (``foldkit_agent.edge.calls``), so the page visitor's share is the anonymous share.
+answers another caller got on every transport while the attempts ran and while the caller held
+its share, each waiting call's last answer when the caller lets go, and the audit entries the
+server stored. The cap on calls waiting for a person is counted per caller across every
+transport, and every anonymous caller together is one caller (``foldkit_agent.edge.calls``),
+so the page visitor's share is the anonymous share.
+
+One server serves every case in turn, with a total cap (``--max-waiting``) only twice one
+caller's share: a case that left a single share of calls waiting behind would leave the next
+case's other caller nobody to ask, so each case also shows that the caps came back to zero.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from tests.support.serving import serve_process
+from tests.support.serving import Lines, serve_process
 from tests.support.waiting_callers import (
     A2a,
+    Attempts,
     HandshakeMcp,
     Holder,
     Http,
@@ -38,22 +45,50 @@ from tests.support.waiting_callers import (
 )
 
 ATTEMPTS = 1040
-"""More calls than the server lets all callers together keep waiting (1,024 by default)."""
+"""More calls than the server would let all callers together keep waiting by default (1,024)."""
 SHARE = 4
 """``--max-waiting-per-caller``: calls one caller may have waiting for a person."""
+TOTAL = 2 * SHARE
+"""``--max-waiting``: calls all callers together may have waiting (the holder's share and the
+other caller's one fit; a share left behind by an earlier case does not)."""
 CONNECTIONS = 32
 """Client connections the caller makes its attempts over (a waiting call may hold one, so
 more than ``SHARE``)."""
 ALICE = "alice-token-0123456789"
+CAROL = "carol-token-0123456789"
 BOB = "bob-token-0123456789"
 SERVE = (
     "tests.support.waiting_app:runtime",
     "--mcp", "http", "--a2a", "--webmcp",
-    "--token", f"{ALICE}=alice", "--token", f"{BOB}=bob",
-    "--max-waiting-per-caller", str(SHARE),
+    "--token", f"{ALICE}=alice", "--token", f"{CAROL}=carol", "--token", f"{BOB}=bob",
+    "--max-waiting-per-caller", str(SHARE), "--max-waiting", str(TOTAL),
     "--keep-alive", "120",  # the client's idle connections stay usable between the phases
+    "--audit-durable",  # each answer comes once its entry is stored: the file can be read
 )  # fmt: skip
 AT_THE_CAP = f"({SHARE}, the most one caller may have waiting)"
+
+
+@dataclass(frozen=True)
+class Server:
+    """The one ``serve`` of this module: where it listens, its audit file, its stderr."""
+
+    origin: str
+    audit: Path
+    said: Lines
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Server]:
+    audit = tmp_path_factory.mktemp("waiting") / "audit.jsonl"
+    said = Lines()
+    async with serve_process(*SERVE, "--audit", f"jsonl:{audit}", stderr=said) as origin:
+        yield Server(origin, audit, said)
+    assert not [line for line in said if "Traceback" in line], said  # nothing ended badly
 
 
 @dataclass(frozen=True)
@@ -66,61 +101,76 @@ class Case:
     ended_as: tuple[str, str | None]
 
 
+async def _page_visitor(http: Http) -> Holder:
+    return Page(http, sessions=ATTEMPTS // 4)
+
+
 async def _handshake_mcp(http: Http) -> Holder:
     return await HandshakeMcp(http, ALICE).open()
 
 
+async def _a2a(http: Http) -> Holder:
+    return A2a(http, ALICE)
+
+
 async def _modern_mcp(http: Http) -> Holder:
-    return ModernMcp(http, ALICE)
+    return ModernMcp(http, CAROL)
 
 
 CANCELLED = ("AgentCancelledError", None)  # nobody's answer recorded: the call was cancelled
 DECLINED = ("AgentApprovalError", "declined")
 CASES = {
+    "page visitor, many sessions": Case(_page_visitor, None, DECLINED),
     "token, handshake-era MCP, eliciting": Case(_handshake_mcp, "alice", CANCELLED),
-    "token, 2026-era MCP": Case(_modern_mcp, "alice", DECLINED),
+    "token, A2A": Case(_a2a, "alice", CANCELLED),
+    "token, 2026-era MCP": Case(_modern_mcp, "carol", DECLINED),
 }
 
 
 @pytest.mark.parametrize("who", list(CASES))
 async def test_one_caller_holding_its_share_of_waiting_calls_locks_nobody_out(
-    who: str, tmp_path: Path
+    who: str, server: Server
 ) -> None:
     case = CASES[who]
-    audit = tmp_path / "audit.jsonl"
-    async with serve_process(*SERVE, "--audit", f"jsonl:{audit}") as origin:
-        http, others = Http(origin, CONNECTIONS), Http(origin, 4)
-        holder = await case.make(http)
-        got = await attempt_all(holder, ATTEMPTS)
+    http, others = Http(server.origin, CONNECTIONS), Http(server.origin, 4)
+    holder = await case.make(http)
+    tried: list[Attempts] = []
+    async with anyio.create_task_group() as tg:  # the other caller is served meanwhile
 
-        assert len(got.waiting) == SHARE, got.refused[:3]  # its share, put to a person
-        refusals = Counter(got.refused)
-        assert len(got.refused) == ATTEMPTS - SHARE
-        assert all(AT_THE_CAP in text and "nothing was sent" in text for text in refusals), refusals
+        async def attempts() -> None:
+            tried.append(await attempt_all(holder, ATTEMPTS))
 
-        await _another_caller_is_served_everywhere(others)
-        await _bob_is_asked_about_his_own_call(others)
+        tg.start_soon(attempts)
+        tg.start_soon(_another_caller_is_served_everywhere, others)
+    (got,) = tried
 
-        ends = [await holder.let_go(waiting) for waiting in got.waiting]
-        _each_ended_cleanly(holder, ends)
-        again = await attempt_all(holder, 1)  # its share is free again
-        assert len(again.waiting) == 1, again.refused
-        _each_ended_cleanly(holder, [await holder.let_go(again.waiting[0])])
-        http.close()
-        others.close()
+    assert len(got.waiting) == SHARE, got.refused[:3]  # its share, put to a person
+    refusals = Counter(got.refused)
+    assert len(got.refused) == ATTEMPTS - SHARE
+    assert all(AT_THE_CAP in text and "nothing was sent" in text for text in refusals), refusals
 
-    entries = audit_entries(audit)
+    await _another_caller_is_served_everywhere(others)  # while the share is held
+    await _bob_is_asked_about_his_own_call(others)
+
+    _each_ended_cleanly(holder, [await holder.let_go(waiting) for waiting in got.waiting])
+    again = await attempt_all(holder, SHARE)  # its whole share is free again
+    assert len(again.waiting) == SHARE, again.refused
+    _each_ended_cleanly(holder, [await holder.let_go(waiting) for waiting in again.waiting])
+    http.close()
+    others.close()
+
+    entries = audit_entries(server.audit)
     mine = of(entries, capability="note", transport=holder.transport, principal=case.principal)
-    assert len({e["invocation_id"] for e in mine}) == len(mine) == ATTEMPTS + 1  # each once
+    assert len({e["invocation_id"] for e in mine}) == len(mine) == ATTEMPTS + SHARE  # each once
     assert Counter((e["decision"], e["outcome"], e["approval"]) for e in mine) == {
         ("refused", "AgentApprovalError", "unavailable"): ATTEMPTS - SHARE,
-        ("refused", *case.ended_as): SHARE + 1,
+        ("refused", *case.ended_as): 2 * SHARE,
     }
     assert not of(entries, capability="note", decision="dispatched")  # nothing was sent
 
 
 async def _another_caller_is_served_everywhere(http: Http) -> None:
-    """Bob (the other token) over MCP in both eras and A2A, and a new page visitor: each lists
+    """Bob (another token) over MCP in both eras and A2A, and a new page visitor: each lists
     or calls and is answered."""
     modern = ModernMcp(http, BOB)
     listed = await modern.post("tools/list", {})
@@ -149,12 +199,19 @@ async def _another_caller_is_served_everywhere(http: Http) -> None:
 
 
 async def _bob_is_asked_about_his_own_call(http: Http) -> None:
-    """Bob's own call that needs a person is put to his person (2026-era MCP), not refused."""
-    bob = ModernMcp(http, BOB)
-    asked = await bob.attempt(0)
+    """Bob's own call that needs a person is put to his person (2026-era MCP, A2A), not
+    refused."""
+    modern = ModernMcp(http, BOB)
+    asked = await modern.attempt(0)
     assert isinstance(asked, Waiting), asked
-    declined = await bob.let_go(asked)
+    declined = await modern.let_go(asked)
     assert declined["structuredContent"]["reason"] == "declined", declined
+
+    a2a = A2a(http, BOB)
+    asked = await a2a.attempt(0)
+    assert isinstance(asked, Waiting), asked
+    cancelled = await a2a.let_go(asked)
+    assert cancelled["status"]["state"] == "TASK_STATE_CANCELED", task_text(cancelled)
 
 
 def _each_ended_cleanly(holder: Holder, ends: list[Any]) -> None:

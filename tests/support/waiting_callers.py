@@ -49,6 +49,8 @@ MODERN_META: dict[str, Any] = {
 }
 NOTE = {"text": "hold"}
 """The input of every ``note`` attempted: the Message it would send changes only the note."""
+DECLINE = {"approve": False}
+"""The page person's answer to a question: no."""
 
 
 @dataclass
@@ -145,13 +147,15 @@ class Http:
             (self.idle.append if conn.reusable() else _close)(conn)
             return reply
 
-    async def stream(self, path: str, headers: dict[str, str], payload: Any) -> Stream:
-        """A ``POST`` whose answer is read as it comes; it holds its connection until
+    async def stream(
+        self, method: str, path: str, headers: dict[str, str], payload: Any = None
+    ) -> Stream:
+        """A request whose answer is read as it comes; it holds its connection until
         :meth:`Stream.close`."""
-        body = json.dumps(payload).encode()
+        body = b"" if payload is None else json.dumps(payload).encode()
         await self.room.acquire()
         conn = await self._connection()
-        await conn.send(self._request("POST", path, headers, body), body)
+        await conn.send(self._request(method, path, headers, body), body)
         status, got = await conn.head()
         return Stream(self, conn, status, got)
 
@@ -187,6 +191,13 @@ class Stream:
             chunk = await anext(self._body, None)
             assert chunk is not None, "the stream ended without another message"
             self._buffer += chunk.decode()
+
+    def drop(self) -> None:
+        """Close the stream's connection, without reading the rest."""
+        if not self._closed:
+            self._closed = True
+            self.conn.close()
+            self.http.room.release()
 
     async def close(self) -> None:
         """Read the stream to its end and give its connection back."""
@@ -327,7 +338,7 @@ class HandshakeMcp:
             "method": "tools/call",
             "params": {"name": "note", "arguments": NOTE},
         }
-        stream = await self.http.stream("/mcp", self.headers, body)
+        stream = await self.http.stream("POST", "/mcp", self.headers, body)
         assert stream.status == 200, stream.status
         message = await stream.message()
         if message.get("method") == "elicitation/create":  # put to the person; stays open
@@ -481,16 +492,24 @@ class Page:
             r = await self.invoke(sid, "note", NOTE)
         assert r is not None, "the page call was neither answered nor parked: it holds on"
         if r.status == 202:  # parked: the person in the page is asked
-            return Waiting((sid, r.json()["id"]))
+            return Waiting((sid, r.json()["structuredContent"]["call"]))
         assert r.status == 200, r.text
         return result_text(r.json())
 
     async def let_go(self, waiting: Waiting) -> Any:
-        """Decline on the page; the call's answer (``GET calls/<id>``)."""
+        """Decline on the page; once the session's events say the call ended, its answer
+        (``GET calls/<id>``)."""
         sid, key = waiting.key
         headers = {**await self.headers(sid), "Content-Type": "application/json"}
-        r = await self.http.request("POST", f"/agent/approvals/{key}", headers, {"approve": False})
-        assert r.status == 200, r.text
+        events = await self.http.stream("GET", "/agent/events", headers)
+        try:
+            assert events.status == 200, events.status
+            r = await self.http.request("POST", f"/agent/approvals/{key}", headers, DECLINE)
+            assert r.status == 200, r.text
+            while (await events.message()).get("id") != key:  # the `ended` event names it
+                pass
+        finally:
+            events.drop()  # an events stream never ends by itself
         r = await self.http.request("GET", f"/agent/calls/{key}", headers)
         assert r.status == 200, r.text
         return r.json()
