@@ -81,6 +81,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests examples bench deploy
 	$(VENV)/bin/ruff format --check src tests examples bench deploy
 	$(VENV)/bin/pyright
+	# strict pyright on tests/typing/cases and examples/: each marked line rejected, the rest clean
+	$(PY) -m tests.typing.check
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests examples bench deploy

@@ -22,7 +22,7 @@ import asyncio
 import json
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai import Agent, ToolReturnPart
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
@@ -52,7 +52,8 @@ class Turn:
         return [p for p in last.parts if isinstance(p, ToolReturnPart)]
 
 
-Plan = Generator[ModelResponse, Turn, None]
+Plan = Generator[ModelResponse | None, Turn, None]
+"""A script: primed with a bare ``yield``, then one response per turn it is sent."""
 
 
 def call(name: str, args: dict[str, Any]) -> ModelResponse:
@@ -74,6 +75,12 @@ def read(turn: Turn) -> ToolReturnPart:
     return answer
 
 
+def result_of(answer: ToolReturnPart) -> dict[str, Any]:
+    """The result Message a completed call answered with (its ``"result"`` object)."""
+    content = cast(dict[str, Any], answer.content)
+    return content["result"]
+
+
 class ScriptedCopilot:
     """A ``FunctionModel`` function: each request resumes the plan of the current run."""
 
@@ -88,7 +95,9 @@ class ScriptedCopilot:
         assert self._plan is not None
         turn = Turn(messages, info)
         print(f"  tools offered: {', '.join(turn.offered)}")
-        return self._plan.send(turn)
+        response = self._plan.send(turn)
+        assert response is not None  # only the priming yield is bare
+        return response
 
 
 def add_two_and_delete_one() -> Plan:
@@ -98,7 +107,7 @@ def add_two_and_delete_one() -> Plan:
     refusal = str(read(turn).content)
     field = refusal.rsplit("Accepted fields: ", 1)[1].rstrip(".")  # what the refusal names
     turn = yield call("create_todo", {field: "Buy milk"})
-    milk = read(turn).content["result"]["id"]  # the SavedTodo the app answered with
+    milk = result_of(read(turn))["id"]  # the SavedTodo the app answered with
     turn = yield call("create_todo", {"title": "Call mom"})
     read(turn)
     turn = yield call("select_todo", {"id": milk})

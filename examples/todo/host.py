@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -26,7 +26,7 @@ async def run_todo(
     initial: Model | None = None,
     store: TodoStore | str | None = None,
     tenant: str = DEFAULT_TENANT,
-) -> AsyncIterator[tuple[Running[Model, Any], AgentRuntime[Model, Any]]]:
+) -> AsyncGenerator[tuple[Running[Model, Any], AgentRuntime[Model, Any]]]:
     """Run the todo application and bind its agent contract; yields ``(running, runtime)``.
 
     Args:
@@ -61,7 +61,7 @@ async def run_todo(
                 host=running.host,
                 audit=audit
                 if audit is not None
-                else agent.audit_log(capacity=1000, record_principal=lambda u: u.id),
+                else agent.audit_log(capacity=1000, principal=lambda u: u.id),
                 principal=principal,
             )
             try:
@@ -78,7 +78,7 @@ async def run_todo(
 
 
 @asynccontextmanager
-async def runtime(tenant: str = DEFAULT_TENANT) -> AsyncIterator[AgentRuntime[Model, Any]]:
+async def runtime(tenant: str = DEFAULT_TENANT) -> AsyncGenerator[AgentRuntime[Model, Any]]:
     """What ``foldkit-agent serve examples.todo:runtime`` runs: the bound todo runtime.
 
     Its todos live where the environment variable ``FOLDKIT_TODO_STORE`` says (a SQLite path

@@ -29,11 +29,11 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -125,6 +125,11 @@ def _asset(body: bytes, media: str) -> Callable[[Request], Awaitable[Response]]:
         return Response(body, media_type=media, headers=headers)
 
     return serve
+
+
+async def _no_content(_request: Request) -> Response:
+    """``/favicon.ico``: nothing, so the browser stops asking."""
+    return Response(status_code=204)
 
 
 def _error(status: int, text: str) -> JSONResponse:
@@ -238,7 +243,9 @@ def build_app(
         assert user is not None  # the guard's step 3 let only a signed-in page through
         data = request.scope[BODY_KEY]  # strict JSON of at most 4 KiB, parsed by the guard
         try:
-            message = TodoMessage.decode(data) if isinstance(data, dict) else None
+            message = (
+                TodoMessage.decode(cast(dict[str, Any], data)) if isinstance(data, dict) else None
+            )
         except (ValueError, ValidationError):
             message = None
         if not isinstance(message, PERSON_MESSAGES):
@@ -259,7 +266,7 @@ def build_app(
 
     routes: list[BaseRoute] = [
         Route("/", page, methods=["GET"]),
-        Route("/favicon.ico", lambda _r: Response(status_code=204), methods=["GET"]),
+        Route("/favicon.ico", _no_content, methods=["GET"]),
         *(Route(path, _asset(*asset), methods=["GET"]) for path, asset in _ASSETS.items()),
         Route("/app/state", state, methods=["GET"]),
         Route("/app/events", events, methods=["GET"]),
@@ -293,18 +300,14 @@ async def todo_web(
     head_scripts: Sequence[str] = (),
     extra_routes: Sequence[BaseRoute] = (),
     allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
-) -> AsyncIterator[TodoWeb]:
+) -> AsyncGenerator[TodoWeb]:
     """Run the todo application and yield its web app (see the module doc).
 
     Example:
         >>> async with todo_web() as web:
         ...     await uvicorn.Server(uvicorn.Config(web.app, port=8765)).serve()
     """
-    log = (
-        audit
-        if audit is not None
-        else agent.audit_log(capacity=1000, record_principal=lambda u: u.id)
-    )
+    log = audit if audit is not None else agent.audit_log(capacity=1000, principal=lambda u: u.id)
     async with run_todo(audit=log) as (running, runtime):
         sessions: dict[str, User] = {}
         feed = ActivityFeed(runtime.audit)
@@ -345,7 +348,7 @@ def create_app(**options: Any) -> Starlette:
     deferred = _Deferred()
 
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
         async with todo_web(**options) as web:
             deferred.inner = web.app
             try:

@@ -206,12 +206,23 @@ async def test_no_model_anywhere_in_an_entry_by_any_setting() -> None:
 
 async def test_the_principal_is_recorded_only_through_its_projection() -> None:
     plain = agent.audit_log()
-    projected = agent.audit_log(record_principal=lambda who: {"id": who})
-    for audit, expected in ((plain, None), (projected, {"id": "admin"})):
+    projected = agent.audit_log(principal=lambda who: {"id": who})
+    by_old_name = agent.audit_log(record_principal=lambda who: {"id": who})
+    cases = ((plain, None), (projected, {"id": "admin"}), (by_old_name, {"id": "admin"}))
+    for audit, expected in cases:
         _host, rt = bind(audit)
         await rt.messages.dispatch("delete", {}, Invocation(credentials="admin"))
         [entry] = audit.entries()
         assert entry.principal == expected
+
+
+def test_principal_and_record_principal_are_one_option_given_once() -> None:
+    assert agent.audit_log(principal=str).records_principal
+    assert AuditLog(record_principal=str).records_principal
+    with pytest.raises(TypeError, match="not both"):
+        agent.audit_log(principal=str, record_principal=str)
+    with pytest.raises(TypeError, match="not both"):
+        AuditLog(principal=str, record_principal=str)
 
 
 async def test_a_principal_projection_that_raises_records_no_principal_and_fails_nothing() -> None:

@@ -39,7 +39,7 @@ class AuditEntry:
         transport: ``Invocation.transport``.
         capability: the name the call asked for (as received, for unknown names).
         tag: the Message tag, or ``None`` when the name resolved to nothing.
-        principal: what ``record_principal=`` recorded of the caller, or ``None``.
+        principal: what ``audit_log(principal=...)`` recorded of the caller, or ``None``.
         decision: ``"dispatched"``, ``"refused"`` or ``"unknown"``.
         outcome: ``"ok"``, ``"completed"``, ``"failed"``, or the error tag.
         input: the (redacted) input when ``include_input=True``, else ``None``.

@@ -3,8 +3,9 @@
 Each invocation writes exactly one :class:`AuditEntry`: dispatched, refused (with the error
 tag) or unknown (the host was called and the outcome could not be known). What it will not
 keep: the Model (never, by any setting), the input (unless ``include_input=True``, and then
-with ``redact`` fields replaced at any depth), and the principal (unless a ``record_principal=``
-projection picks what to record of it, such as a user id).
+with ``redact`` fields replaced at any depth), and the principal (unless a ``principal=``
+projection picks what to record of it, such as a user id; ``record_principal=`` is the same
+option under its other name).
 
 A sink forwards entries somewhere durable. The log hands entries to its sink on a background
 thread, in batches, behind a bounded buffer: recording never waits for the sink, so a sink
@@ -99,10 +100,11 @@ class AuditLog(SinkForwarding):
         self,
         *,
         capacity: int = 1000,
-        record_principal: Callable[[Any], Any] | None = None,
+        principal: Callable[[Any], Any] | None = None,
         include_input: bool = False,
         redact: Iterable[str] = (),
         sink: AuditSink | None = None,
+        record_principal: Callable[[Any], Any] | None = None,
         sink_queue: int = 100_000,
         sink_batch: int = 1000,
         sink_linger: float = 0.005,
@@ -120,7 +122,7 @@ class AuditLog(SinkForwarding):
         # or a sink takes it, else when the kept entries are first read. Building an entry
         # (and its datetime) costs more than the rest of recording.
         self._entries: deque[Row | AuditEntry] = deque(maxlen=capacity)
-        self._record_principal = record_principal
+        self._record_principal = _principal_projection(principal, record_principal)
         self._include_input = include_input
         self._redact = frozenset(redact)
         self.evicted = 0
@@ -133,14 +135,14 @@ class AuditLog(SinkForwarding):
 
     @property
     def records_principal(self) -> bool:
-        """Whether entries record a principal (a ``record_principal=`` projection was given)."""
+        """Whether entries record a principal (a ``principal=`` projection was given)."""
         return self._record_principal is not None
 
     def use_sink(self, sink: AuditSink) -> None:
         """Forward the entries recorded from now on to ``sink``, on a log made without one.
 
         What ``foldkit-agent serve --audit`` does with the runtime's own log, so its
-        ``record_principal=``/``include_input`` choices stay. Entries already kept in memory are not
+        ``principal=``/``include_input`` choices stay. Entries already kept in memory are not
         forwarded.
 
         Raises:
@@ -391,20 +393,39 @@ class AuditLog(SinkForwarding):
         self.close()
 
 
+def _principal_projection(
+    principal: Callable[[Any], Any] | None, record_principal: Callable[[Any], Any] | None
+) -> Callable[[Any], Any] | None:
+    """The one projection of the caller that ``principal=`` or ``record_principal=`` gave.
+
+    ``principal=`` is the name DESIGN §3 and the original give; ``record_principal=`` is the
+    name this log had before, kept working.
+
+    Raises:
+        TypeError: both were given.
+    """
+    if principal is not None and record_principal is not None:
+        raise TypeError(
+            "audit_log takes principal= or record_principal= (the same option), not both"
+        )
+    return principal if principal is not None else record_principal
+
+
 def audit_log(
     *,
     capacity: int = 1000,
-    record_principal: Callable[[Any], Any] | None = None,
+    principal: Callable[[Any], Any] | None = None,
     include_input: bool = False,
     redact: Iterable[str] = (),
     sink: AuditSink | None = None,
     commit_timeout: float = 5.0,
+    record_principal: Callable[[Any], Any] | None = None,
 ) -> AuditLog:
     """A bounded audit log to pass to ``bind(audit=...)``.
 
     Args:
         capacity: entries kept in memory (oldest evicted first; see ``AuditLog.evicted``).
-        record_principal: ``(principal) -> JSON value`` choosing what to record of the caller
+        principal: ``(principal) -> JSON value`` choosing what to record of the caller
             (the principal ``bind(principal=...)`` provided), such as ``lambda user: user.id``.
             Without it no principal is recorded.
         include_input: record the call's input (off by default: it may carry anything).
@@ -416,16 +437,19 @@ def audit_log(
         commit_timeout: with a durable sink, the longest an answer waits for its entry
             (seconds); past it the answer is released and the miss logged (see
             :meth:`AuditLog.committed`).
+        record_principal: ``principal=`` under its other name (kept working); give one.
 
     Raises:
         ValueError: ``capacity`` is below 1, or ``commit_timeout`` is not positive.
+        TypeError: both ``principal=`` and ``record_principal=`` are given.
 
     Example:
-        >>> audit = audit_log(capacity=500, record_principal=lambda u: u.id, include_input=True,
+        >>> audit = audit_log(capacity=500, principal=lambda u: u.id, include_input=True,
         ...                   redact=["password"], sink=SqliteAuditSink("audit.db"))
     """
     return AuditLog(
         capacity=capacity,
+        principal=principal,
         record_principal=record_principal,
         include_input=include_input,
         redact=redact,

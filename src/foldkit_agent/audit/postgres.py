@@ -72,7 +72,7 @@ class PostgresAuditSink(DatabaseAuditSink):
 
     Example:
         >>> sink = PostgresAuditSink("postgresql://audit@db/app", durable=True)
-        >>> audit = agent.audit_log(record_principal=lambda u: u.id, sink=sink)
+        >>> audit = agent.audit_log(principal=lambda u: u.id, sink=sink)
         >>> sink.query(capability="delete_todo", decision="refused", limit=50)
         [AuditEntry(...), ...]
     """

@@ -2,7 +2,7 @@
 that every sink can store.
 
 The log keeps the Model never, the input only with ``include_input=True`` (with ``redact``
-fields replaced at any depth), and the principal only through a ``record_principal=``
+fields replaced at any depth), and the principal only through a ``principal=``
 projection (DESIGN §4.11). Text that came off the wire is made storable where it stands: a
 lone UTF-16 surrogate (valid in a JSON escape, not encodable as UTF-8) becomes U+FFFD, so no
 sink can fail on an entry that carries one.
