@@ -71,6 +71,19 @@ def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
     assert m["context"]["schema"] == agent.context_schema(AppAgent)
 
 
+def test_introspection_says_which_capabilities_require_authorization_under_both_names() -> None:
+    listed = {m["name"]: m for m in agent.messages(AppAgent)}
+    assert {n: m["requires_authorization"] for n, m in listed.items()} == {
+        "create_todo": False,
+        "rename_todo": False,
+        "toggle_todo": False,
+        "select_todo": False,
+        "clear_selection": False,
+        "delete_todo": True,
+    }
+    assert all(m["has_authorize"] is m["requires_authorization"] for m in listed.values())
+
+
 def test_sizes_are_canonical_json_bytes_and_tokens_are_a_quarter_rounded_up() -> None:
     m = to_manifest(AppAgent)
     for cap in m["capabilities"]:

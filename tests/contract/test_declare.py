@@ -163,6 +163,7 @@ def test_introspection_is_plain_data() -> None:
             "additionalProperties": False,
         },
         "model_dependent": True,
+        "requires_authorization": False,
         "has_authorize": False,
         "approval": "none",
         "completion": "none",

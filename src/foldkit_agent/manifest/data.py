@@ -221,10 +221,11 @@ def messages(definition: AgentDefinition) -> list[dict[str, Any]]:
 
     Keys: ``name``, ``tag``, ``title`` (or ``None``), ``description``, ``input_schema``,
     ``hints`` (``read_only``, ``destructive``, ``idempotent``, ``open_world``; ``None`` where
-    not declared), ``model_dependent`` (has an ``available`` predicate), ``has_authorize`` (an
-    ``authorize`` hook checks the caller), ``approval`` (``"none"``, ``"always"`` or
-    ``"conditional"``: its ``confirm``), ``completion`` (``"none"``, ``"message"`` or
-    ``"state"``).
+    not declared), ``model_dependent`` (has an ``available`` predicate),
+    ``requires_authorization`` (an ``authorize`` hook checks the caller; the original's name)
+    and ``has_authorize`` (the same, under the name agent.json uses), ``approval``
+    (``"none"``, ``"always"`` or ``"conditional"``: its ``confirm``), ``completion``
+    (``"none"``, ``"message"`` or ``"state"``).
 
     >>> [m["name"] for m in messages(AppAgent)]
     ['create_todo', 'rename_todo', 'delete_todo']
@@ -238,6 +239,7 @@ def messages(definition: AgentDefinition) -> list[dict[str, Any]]:
             "input_schema": c.input_schema,
             "hints": c.hints.all(),
             "model_dependent": c.available is not None,
+            "requires_authorization": c.authorize is not None,
             "has_authorize": c.authorize is not None,
             "approval": c.approval,
             "completion": c.completion_kind,
