@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from ...edge.auth import UNVERIFIED_TEXT, backend_step
-from ...edge.disconnect import CLIENT_GONE, WATCH, client_gone
+from ...edge.disconnect import WATCH
 from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
 from ...edge.tenants import PATH_TENANT_KEY
 from ...edge.tokens import Grant, TokenTable
@@ -140,10 +140,9 @@ class ContextBuilder(DefaultServerCallContextBuilder):
             for secret in _SECRET_HEADERS:
                 cast(dict[str, Any], headers).pop(secret, None)
         ctx.state[CREDENTIALS_KEY] = _caller(request)
-        gone = client_gone(request.scope)
-        if gone is not None:
-            ctx.state[CLIENT_GONE] = gone  # the executor aborts the call when it is set
-            ctx.state[WATCH] = request.scope.get(WATCH)  # and notes it carries a call
+        watching = request.scope.get(WATCH)
+        if watching is not None:  # the executor's call is aborted if its client goes away
+            ctx.state[WATCH] = watching
         # the tenant of the mount the request came through, never A2A's own ``tenant``
         ctx.state[PATH_TENANT_KEY] = request.scope.get(PATH_TENANT_KEY)
         own = request.scope.get(OWN_TEXTS_KEY)
