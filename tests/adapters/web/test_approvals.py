@@ -171,6 +171,50 @@ async def test_the_events_stream_says_when_a_parked_call_ended() -> None:
             assert answer.json()["structuredContent"]["reason"] == "declined"
 
 
+@pytest.mark.parametrize("ending", ["aborted", "cancelled"])
+async def test_a_parked_call_that_ends_unanswered_withdraws_its_question_from_the_page(
+    ending: str,
+) -> None:
+    """Aborted (the server stopping, the drain deadline) or its task cancelled at shutdown: the
+    session's list no longer shows the question, on its events stream and ``GET approvals``,
+    and the session's share of calls waiting for a person is whole again."""
+    async with shelf("milk") as (running, rt):
+        calls = CallsInFlight(CallerLimits(waiting_per_caller=1))
+        app = agent_surface(
+            rt, credentials_of=credentials_of, session_of=session_of, csrf_secret=SECRET,
+            calls=calls,
+        )  # fmt: skip
+        async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=10) as client:
+            headers = {**page("s-ann")["headers"], "origin": url}
+            ann = {"cookie": "sid=s-ann"}
+            async with client.stream("GET", "/events", headers=ann) as r:
+                lines = r.aiter_lines()
+                assert (await next_event(lines))[0] == "ready"
+                parked = await client.post("/invoke/note", json={"text": "x"}, headers=headers)
+                key = parked.json()["structuredContent"]["call"]
+                event, data = await next_event(lines)
+                assert (event, [a["id"] for a in data["approvals"]]) == ("approvals", [key])
+                if ending == "aborted":
+                    await calls.abort(5, "webmcp")
+                else:
+                    (call,) = calls.parked.tasks()
+                    call.cancel()
+                with anyio.fail_after(10):  # a guard against hanging, not a timing
+                    assert await next_event(lines) == ("approvals", {"approvals": []})
+                    if ending == "aborted":  # answered: the page reads why, once
+                        assert await next_event(lines) == ("ended", {"id": key})
+            assert (await client.get("/approvals", headers=ann)).json() == {"approvals": []}
+            answer = await client.get(f"/calls/{key}", headers=ann)
+            if ending == "aborted":
+                assert answer.json()["structuredContent"]["_tag"] == "AgentCancelledError"
+            else:
+                assert answer.status_code == 404  # no answer to keep
+            again = await client.post("/invoke/note", json={"text": "y"}, headers=headers)
+            assert again.status_code == 202  # the share (1) is free again
+            await calls.abort(5)
+        assert running.applied == 0
+
+
 async def test_made_up_sessions_are_one_anonymous_caller_for_the_calls_waiting_for_a_person() -> (
     None
 ):

@@ -89,13 +89,18 @@ class PageApprovals:
         parked.task.add_done_callback(lambda call: self._end(parked.key, owner, call))
 
     def _end(self, key: str, owner: str, call: asyncio.Future[Any]) -> None:
+        """The call ended: its question leaves the session's list whichever way it ended
+        (answered, declined, timed out, aborted), and its answer is kept for the page."""
         self._open.pop(key, None)
-        if call.cancelled() or call.exception() is not None:
-            return  # never: the runtime answers every call; nothing to show if it did not
-        self._ended[key] = (owner, call_tool_result(call.result()))
-        while len(self._ended) > MAX_ENDED:
-            self._ended.popitem(last=False)
-        self.feeds.announce(owner, ended=key)
+        ended: str | None = None
+        # the runtime answers every call; one that did not (its task cancelled at shutdown)
+        # has no answer to keep, but its question is withdrawn all the same
+        if not call.cancelled() and call.exception() is None:
+            self._ended[key] = (owner, call_tool_result(call.result()))
+            while len(self._ended) > MAX_ENDED:
+                self._ended.popitem(last=False)
+            ended = key
+        self.feeds.announce(owner, ended=ended)
 
     def waiting(self, owner: str | None) -> list[dict[str, Any]]:
         """``owner``'s calls waiting for the person, as ``GET approvals`` lists them."""
