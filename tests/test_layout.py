@@ -70,6 +70,21 @@ def modules() -> list[Path]:
     return paths
 
 
+def test_no_module_under_src_is_over_600_lines() -> None:
+    assert too_long(modules()) == {}
+
+
+def test_the_size_check_lists_every_long_module_with_its_count(tmp_path: Path) -> None:
+    (tmp_path / "short.py").write_text("x = 1\n" * MOST_LINES)
+    (tmp_path / "long.py").write_text("x = 1\n" * (MOST_LINES + 1))
+    (tmp_path / "part").mkdir()
+    (tmp_path / "part" / "longer.py").write_text("x = 1\n" * 900)
+    assert too_long(sorted(tmp_path.rglob("*.py")), root=tmp_path) == {
+        "long.py": MOST_LINES + 1,
+        "part/longer.py": 900,
+    }
+
+
 def test_no_comment_or_docstring_in_src_names_an_issue_or_a_finding() -> None:
     named: dict[str, list[str]] = {}
     for path in modules():
