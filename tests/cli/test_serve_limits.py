@@ -137,7 +137,8 @@ async def test_f15_anonymous_page_sessions_share_one_small_pool_and_a_token_stil
     # Page sessions are free to mint: however many a stranger mints, their events streams
     # together stay within --max-page-streams, so connections stay free for callers with a
     # token (stranger's attack on issue 15, F1: 64 sessions x 16 streams held every connection).
-    caps = ["--max-page-streams", "2", "--max-streams", "2", "--max-connections", "8"]
+    caps = ["--max-page-streams", "2", "--max-streams", "2", "--max-connections", "8",
+            "--max-waiting-per-caller", "2"]  # fmt: skip
     args = ["--mcp", "http", "--webmcp", *TOKENS, "--max-streams-per-caller", "1", *caps]
     async with (
         serve_process("examples.todo:runtime", *args) as origin,

@@ -61,6 +61,32 @@ def test_stream_caps_that_reach_the_connection_cap_are_refused_naming_both() -> 
     assert "--max-connections 1000" in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    ("caps", "flag"),
+    [
+        (CallerLimits(waiting_per_caller=744, waiting=2000), "--max-waiting-per-caller 744"),
+        (CallerLimits(waiting_per_caller=5000, waiting=800), "--max-waiting 800"),
+    ],
+)
+def test_a_share_of_waiting_calls_that_could_take_every_connection_is_refused_naming_both(
+    caps: CallerLimits, flag: str
+) -> None:
+    # one caller's elicitations, each holding its connection, and the 256 MCP streams
+    with pytest.raises(ServeOptionsError) as refused:
+        ServeOptions(target=TARGET, mcp="http", caller_limits=caps)
+    assert str(refused.value).startswith(f"{flag}: one caller's handshake-era MCP")
+    assert "(256) they reach --max-connections 1000" in str(refused.value)
+
+
+def test_waiting_calls_that_hold_no_connection_may_outnumber_the_connections() -> None:
+    # parked calls (2026-era MCP, A2A, the page) hold none: only the handshake era's do
+    many = CallerLimits(waiting_per_caller=2000, waiting=5000)
+    assert ServeOptions(target=TARGET, a2a=True, webmcp=True, caller_limits=many)
+    assert ServeOptions(target=TARGET, mcp="stdio", caller_limits=many)
+    # the defaults: a total (1,024) above the connections (1,000), a share of 16
+    assert ServeOptions(target=TARGET, mcp="http", a2a=True, webmcp=True)
+
+
 def test_the_stream_pools_count_only_the_adapters_served() -> None:
     caps = CallerLimits(streams=10, page_streams=3)
     assert ServeOptions(target=TARGET, mcp="http", caller_limits=caps).stream_pools() == 10

@@ -240,9 +240,34 @@ class ServeOptions:
                 f"--max-page-streams, Agent Native's {DEFAULT_PAGE_STREAMS}), which reaches "
                 f"--max-connections {most}: lower them or raise --max-connections"
             )
+        waiting = self._check_waiting(held, most)
+        if waiting is not None:
+            return waiting
         if not 0 <= self.port <= 65535:
             return f"--port must be between 0 and 65535, got {self.port}"
         return None
+
+    def _check_waiting(self, held: int, most: int) -> str | None:
+        """One caller's share of calls waiting for a person must leave connections free.
+
+        A handshake-era MCP elicitation holds its request's connection while the person
+        decides, so with ``--mcp http`` one caller at its share holds that many connections
+        beside the open streams; reaching ``--max-connections`` would lock everyone else out.
+        The total (``--max-waiting``) is not checked against it: a parked call (2026-era MCP,
+        A2A, the page) holds no connection, so a total above the connection cap is what a
+        server of such clients needs (the defaults are 1,024 and 1,000), and many callers
+        together are bounded by the connection cap itself.
+        """
+        caps = self.caller_limits
+        share = min(caps.waiting_per_caller, caps.waiting)
+        if self.mcp != "http" or share + held < most:
+            return None
+        flag = "--max-waiting-per-caller" if share == caps.waiting_per_caller else "--max-waiting"
+        return (
+            f"{flag} {share}: one caller's handshake-era MCP elicitations each hold a "
+            f"connection while they wait, and with the stream caps ({held}) they reach "
+            f"--max-connections {most}: lower {flag} or raise --max-connections"
+        )
 
     def _check_native(self) -> str | None:
         if any(len(t) < 16 for t in self.native_tokens):
