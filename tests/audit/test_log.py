@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -245,6 +246,56 @@ async def test_the_ring_buffer_keeps_the_newest_and_counts_evictions() -> None:
     assert len(audit) == 3
     ids = [e.invocation_id for e in audit.entries()]
     assert len(set(ids)) == 3
+
+
+def _refusal(audit: AuditLog, inv: str) -> None:
+    audit.note(inv, "in-app", "c", None, None, "refused", "AgentUnknownCapabilityError")
+
+
+@pytest.mark.parametrize("capacity", [1, 3, 64, 200])
+def test_the_ring_keeps_exactly_the_newest_capacity_entries_across_trims(capacity: int) -> None:
+    audit = AuditLog(capacity=capacity)
+    for n in range(1, 3 * capacity + 150):
+        _refusal(audit, f"i-{n}")
+        kept = min(n, capacity)
+        assert (len(audit), audit.evicted) == (kept, n - kept)
+    ids = [e.invocation_id for e in audit.entries()]
+    assert ids == [f"i-{n}" for n in range(3 * capacity + 150 - capacity, 3 * capacity + 150)]
+
+
+def test_threads_recording_into_one_log_lose_no_entry_and_no_eviction() -> None:
+    audit = AuditLog(capacity=100)
+
+    def record(t: int) -> None:
+        for n in range(2_000):
+            _refusal(audit, f"{t}-{n}")
+            if n % 500 == 0:
+                audit.entries()  # a reader converting rows while others append
+
+    threads = [threading.Thread(target=record, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (len(audit), audit.evicted) == (100, 8_000 - 100)
+    assert len({e.invocation_id for e in audit.entries()}) == 100
+
+
+def test_record_returns_its_own_entry_while_a_follower_records_another() -> None:
+    audit = AuditLog()
+    audit.follow(lambda e: _refusal(audit, "echo") if e.invocation_id == "mine" else None)
+    entry = audit.record(
+        invocation_id="mine",
+        transport="in-app",
+        capability="c",
+        tag="T",
+        principal=None,
+        decision="dispatched",
+        outcome="ok",
+    )
+    assert entry.invocation_id == "mine"
+    assert [e.invocation_id for e in audit.entries()] == ["mine", "echo"]
+    assert audit.entries()[0] is entry
 
 
 def test_a_capacity_below_one_is_refused() -> None:

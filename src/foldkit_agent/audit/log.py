@@ -62,6 +62,9 @@ __all__ = [
 _log = logging.getLogger("foldkit_agent.audit")
 _now = time.time
 
+_SLACK = 64
+"""Entries the ring may hold past its capacity before a trim evicts the oldest."""
+
 _live_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 
 
@@ -121,12 +124,15 @@ class AuditLog(SinkForwarding):
         # becomes its AuditEntry once, the first time it is needed: at once when a follower
         # or a sink takes it, else when the kept entries are first read. Building an entry
         # (and its datetime) costs more than the rest of recording.
-        self._entries: deque[Row | AuditEntry] = deque(maxlen=capacity)
+        # The ring takes no lock per entry: it grows past capacity by a slack and is trimmed
+        # back (under the lock, with the eviction count) once the slack is used up.
+        self._entries: deque[Row | AuditEntry] = deque()
+        self._trim_at = capacity + min(capacity, _SLACK)
+        self._trimmed = 0
         self._record_principal = _principal_projection(principal, record_principal)
         self._include_input = include_input
         self._redact = frozenset(redact)
-        self.evicted = 0
-        self._lock = threading.Lock()  # the ring buffer and eviction counter
+        self._lock = threading.Lock()  # trims, eviction count, entries(), followers
         self._start_forwarding(sink_queue, sink_batch, sink_linger, commit_timeout)
         self._followers: tuple[Callable[[AuditEntry], None], ...] = ()
         self.follower_failures = 0
@@ -182,9 +188,11 @@ class AuditLog(SinkForwarding):
     ) -> AuditTicket | None:
         """Record one decision; what the runtime calls, once per invocation.
 
-        Never raises for what it is given: a principal projection that raises records no
-        principal, and an input that cannot be copied is recorded as ``"[unrecordable]"``.
-        Never blocks on the sink, durable or not (use :meth:`flush` to wait).
+        Captures what of the decision is kept (see :mod:`.record`), keeps it in the ring
+        buffer and hands it to the followers and the sink. Never raises for what it is given:
+        a principal projection that raises records no principal, and an input that cannot be
+        copied is recorded as ``"[unrecordable]"``. Never blocks on the sink, durable or not
+        (use :meth:`flush` to wait), and takes no lock unless the ring is due a trim.
 
         Returns:
             ``None``, or with a durable sink an :class:`AuditTicket` to pass to
@@ -196,67 +204,6 @@ class AuditLog(SinkForwarding):
             >>> if ticket is not None:
             ...     await audit.committed(ticket)
         """
-        return self._keep(
-            invocation_id,
-            transport,
-            capability,
-            tag,
-            principal,
-            decision,
-            outcome,
-            input,
-            approval,
-            approved_by,
-        )[1]
-
-    def record(
-        self,
-        *,
-        invocation_id: str,
-        transport: str,
-        capability: str,
-        tag: str | None,
-        principal: Any,
-        decision: Decision,
-        outcome: str,
-        input: Any = None,
-        approval: str | None = None,
-        approved_by: str | None = None,
-    ) -> AuditEntry:
-        """Record one decision (see :meth:`note`) and return the :class:`AuditEntry` kept."""
-        kept = self._keep(
-            invocation_id,
-            transport,
-            capability,
-            tag,
-            principal,
-            decision,
-            outcome,
-            input,
-            approval,
-            approved_by,
-            eager=True,
-        )[0]
-        assert type(kept) is AuditEntry
-        return kept
-
-    def _keep(
-        self,
-        invocation_id: str,
-        transport: str,
-        capability: str,
-        tag: str | None,
-        principal: Any,
-        decision: Decision,
-        outcome: str,
-        input: Any,
-        approval: str | None,
-        approved_by: str | None,
-        *,
-        eager: bool = False,
-    ) -> tuple[Row | AuditEntry, AuditTicket | None]:
-        """Capture the decision (what of it is kept: see :mod:`.record`), keep it in the ring
-        buffer and hand it to the followers and the sink; ``eager`` builds its entry at once."""
         who = None
         if principal is not None and self._record_principal is not None:
             try:
@@ -289,20 +236,64 @@ class AuditLog(SinkForwarding):
             None if approved_by is None else text(str(approved_by)[:200]),
         )
         kept: Row | AuditEntry = row
-        if eager or self._followers or self._sink is not None:
+        if self._followers or self._sink is not None:
             kept = entry_of(row)  # followers and the sink share the one entry
-        with self._lock:
-            if len(self._entries) == self.capacity:
-                self.evicted += 1
-            self._entries.append(kept)
+        ring = self._entries
+        ring.append(kept)  # atomic: another thread's entry goes beside it without a lock
+        if len(ring) > self._trim_at:
+            self._trim()
         if type(kept) is not AuditEntry:
-            return kept, None
+            return None
         entry: AuditEntry = kept  # pyright: ignore[reportAssignmentType]
         if self._followers:
             self._tell(entry)
         if self._sink is None:
-            return entry, None
-        return entry, self._forward(entry)
+            return None
+        return self._forward(entry)
+
+    def record(self, **decision: Any) -> AuditEntry:
+        """Record one decision (the keywords of :meth:`note`) and return its :class:`AuditEntry`.
+
+        The entry is the one the followers are told of and :meth:`entries` lists.
+
+        Example:
+            >>> audit.record(invocation_id="i-1", transport="in-app", capability="c",
+            ...              tag="T", principal=None, decision="refused", outcome="x").decision
+            'refused'
+        """
+        # note() tells its followers on the recording thread, right after keeping the entry:
+        # a follower of this thread's next entry is handed exactly this decision's.
+        me = threading.get_ident()
+        taken: list[AuditEntry] = []
+
+        def take(entry: AuditEntry) -> None:
+            if not taken and threading.get_ident() == me:
+                taken.append(entry)
+
+        with self._lock:
+            self._followers = (take, *self._followers)  # first: a follower may record too
+        try:
+            self.note(**decision)
+        finally:
+            self._unfollow(take)
+        return taken[0]
+
+    def _trim(self) -> None:
+        """Evict the oldest entries beyond ``capacity`` (the ring grows by a slack between
+        trims, so recording takes this lock once per slack of entries, not per entry)."""
+        with self._lock:
+            ring = self._entries
+            excess = len(ring) - self.capacity
+            for _ in range(excess):
+                ring.popleft()
+            if excess > 0:
+                self._trimmed += excess
+
+    @property
+    def evicted(self) -> int:
+        """How many entries were evicted from memory so far."""
+        with self._lock:
+            return self._trimmed + max(0, len(self._entries) - self.capacity)
 
     def follow(self, on_entry: Callable[[AuditEntry], None]) -> Callable[[], None]:
         """Call ``on_entry(entry)`` with every entry recorded from now on; returns the unfollow.
@@ -322,14 +313,14 @@ class AuditLog(SinkForwarding):
         with self._lock:
             self._followers = (*self._followers, on_entry)
 
-        def unfollow() -> None:
-            with self._lock:
-                kept = list(self._followers)
-                if on_entry in kept:
-                    kept.remove(on_entry)
-                self._followers = tuple(kept)
+        return lambda: self._unfollow(on_entry)
 
-        return unfollow
+    def _unfollow(self, on_entry: Callable[[AuditEntry], None]) -> None:
+        with self._lock:
+            kept = list(self._followers)
+            if on_entry in kept:
+                kept.remove(on_entry)
+            self._followers = tuple(kept)
 
     def _tell(self, entry: AuditEntry) -> None:
         for on_entry in self._followers:
@@ -344,16 +335,21 @@ class AuditLog(SinkForwarding):
 
     def entries(self) -> list[AuditEntry]:
         """The kept entries, oldest first (a copy)."""
-        with self._lock:
-            built: list[AuditEntry] = [
-                item if isinstance(item, AuditEntry) else entry_of(item) for item in self._entries
-            ]
-            # Each row becomes its entry once: the ring keeps the entries from now on.
-            self._entries = deque(built, maxlen=self.capacity)
+        with self._lock:  # no trim moves the ring meanwhile; appends only add on the right
+            ring = self._entries
+            kept = list(ring)  # one C-level copy: no other thread runs during it
+            first = max(0, len(kept) - self.capacity)
+            built: list[AuditEntry] = []
+            for at in range(first, len(kept)):
+                item = kept[at]
+                if type(item) is not AuditEntry:
+                    # Each row becomes its entry once: the ring keeps the entry from now on.
+                    item = ring[at] = entry_of(item)  # pyright: ignore[reportArgumentType]
+                built.append(item)  # pyright: ignore[reportArgumentType]
         return built
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return min(len(self._entries), self.capacity)
 
     def close(self, timeout: float | None = 5.0) -> bool:
         """Hand every pending entry to the sink, stop the thread and close the sink.
