@@ -22,6 +22,7 @@ from foldkit_agent.edge.calls import (
     credentials_or_none,
     settle,
 )
+from foldkit_agent.edge.disconnect import WATCH
 from foldkit_agent.runtime.outcome import Outcome, defect
 from tests.support.approval_app import HeldApprover, shelf
 from tests.support.audit_app import bind
@@ -108,6 +109,19 @@ async def test_a_call_answers_with_its_outcome_and_gives_its_place_back() -> Non
         assert isinstance(outcome, Outcome)
         assert (outcome.ok, outcome.capability) == (True, "rename_item")
         assert (len(calls.running), len(calls.waiting), len(calls)) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("scope", [None, {}, {WATCH: "not a watch"}])
+async def test_a_call_on_a_request_the_guard_did_not_watch_runs_with_nothing_to_abort_it(
+    scope: dict[str, Any] | None,
+) -> None:
+    calls = CallsInFlight(CAPS)
+    async with shelf("milk") as (_running, rt):
+        for name, args in [("rename_item", {"title": "milk", "to": "oat"}), ("no_such", {})]:
+            outcome = await calls.run(rt, name, args, _request("a", scope=scope))
+            assert isinstance(outcome, Outcome)
+            assert outcome.capability == name
+        assert (len(calls.running), len(calls)) == (0, 0)
 
 
 async def test_a_parked_call_moves_from_in_flight_to_waiting_and_resumes_with_the_answer() -> None:

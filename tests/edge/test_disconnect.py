@@ -1,13 +1,13 @@
 """A client that goes away before its answer aborts its call (foldkit_agent.edge.disconnect):
-the request's watch sets the signal a call registered with ``carries_call``, and a call that
-registers after the client left is aborted at once; a disconnect after the answer is none."""
+the request's watch sets the signal a call registered with ``Watch.carries_call``, and a call
+that registers after the client left is aborted at once; a disconnect after the answer is none."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from foldkit_agent.edge.disconnect import CLIENT_GONE, carries_call, watch
+from foldkit_agent.edge.disconnect import CLIENT_GONE, WATCH, Watch
 
 
 class Peer:
@@ -29,10 +29,10 @@ class Peer:
 
 
 async def test_a_client_gone_before_its_answer_sets_the_signal_of_the_call_it_carries() -> None:
-    peer, scope = Peer(), {}
-    watching = watch(b"{}", peer.receive, peer.send, scope)
+    peer, scope = Peer(), dict[str, Any]()
+    watching = Watch(b"{}", peer.receive, peer.send, scope)
     signal = asyncio.Event()
-    carries_call(scope, signal)
+    scope[WATCH].carries_call(signal)
     peer.leave()
     await watching.tail
     assert signal.is_set()
@@ -41,21 +41,21 @@ async def test_a_client_gone_before_its_answer_sets_the_signal_of_the_call_it_ca
 
 
 async def test_a_call_that_starts_after_its_client_left_is_aborted_at_once() -> None:
-    peer, scope = Peer(), {}
-    watching = watch(b"{}", peer.receive, peer.send, scope)
+    peer, scope = Peer(), dict[str, Any]()
+    watching = Watch(b"{}", peer.receive, peer.send, scope)
     peer.leave()
     await watching.tail
     signal = asyncio.Event()
-    carries_call(scope, signal)
+    scope[WATCH].carries_call(signal)
     assert signal.is_set()
     watching.close()
 
 
 async def test_a_disconnect_after_the_answer_aborts_nothing() -> None:
-    peer, scope = Peer(), {}
-    watching = watch(b"{}", peer.receive, peer.send, scope)
+    peer, scope = Peer(), dict[str, Any]()
+    watching = Watch(b"{}", peer.receive, peer.send, scope)
     signal = asyncio.Event()
-    carries_call(scope, signal)
+    scope[WATCH].carries_call(signal)
     await watching.send({"type": "http.response.start", "status": 200, "headers": []})
     await watching.send({"type": "http.response.body", "body": b"{}", "more_body": False})
     peer.leave()
@@ -63,10 +63,3 @@ async def test_a_disconnect_after_the_answer_aborts_nothing() -> None:
     assert not signal.is_set()
     assert not scope[CLIENT_GONE].is_set()
     watching.close()
-
-
-def test_a_request_that_did_not_pass_the_guard_carries_nothing() -> None:
-    signal = asyncio.Event()
-    carries_call(None, signal)
-    carries_call({}, signal)
-    assert not signal.is_set()

@@ -89,8 +89,6 @@ class Running(Generic[M, Msg]):
         self._observers: dict[int, Callable[[Msg], None]] = {}
         self._next = 0
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._idle = asyncio.Event()
-        self._idle.set()
         self.applied = 0
         self.host: Host[M, Msg] = Host(
             model=self.model,
@@ -122,7 +120,23 @@ class Running(Generic[M, Msg]):
             while self._queue:
                 msg = self._queue.popleft()
                 try:
-                    self._apply(msg)
+                    before = self._model
+                    after, commands = _split(self._update(before, msg))
+                    self._model = after
+                    self.applied += 1
+                    for cb in list(self._observers.values()):
+                        try:
+                            cb(msg)
+                        except Exception:
+                            _log.exception("a Message observer raised")
+                    if after is not before:
+                        for sub in list(self._subscribers.values()):
+                            try:
+                                sub(after)
+                            except Exception:
+                                _log.exception("a Model subscriber raised")
+                    if commands:
+                        self.start(commands)
                 except Exception as exc:
                     if first_error is None:
                         first_error = exc
@@ -132,24 +146,6 @@ class Running(Generic[M, Msg]):
             self._applying = False
         if first_error is not None:
             raise first_error
-
-    def _apply(self, message: Msg) -> None:
-        before = self._model
-        after, commands = _split(self._update(before, message))
-        self._model = after
-        self.applied += 1
-        for cb in list(self._observers.values()):
-            try:
-                cb(message)
-            except Exception:
-                _log.exception("a Message observer raised")
-        if after is not before:
-            for sub in list(self._subscribers.values()):
-                try:
-                    sub(after)
-                except Exception:
-                    _log.exception("a Model subscriber raised")
-        self.start(commands)
 
     def simulate(self, message: Msg) -> M:
         """The Model ``update`` returns for the current Model and ``message``; nothing changes.
@@ -189,8 +185,7 @@ class Running(Generic[M, Msg]):
         for command in commands:
             task = asyncio.get_running_loop().create_task(self._run(command))
             self._tasks.add(task)
-            self._idle.clear()
-            task.add_done_callback(self._done)
+            task.add_done_callback(self._tasks.discard)
 
     async def _run(self, command: Command) -> None:
         try:
@@ -206,16 +201,12 @@ class Running(Generic[M, Msg]):
             except Exception:
                 _log.exception("update raised for a command's Message")
 
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not self._tasks:
-            self._idle.set()
-
     async def settled(self) -> None:
         """Wait until no command is running (commands started meanwhile are waited for too)."""
         while self._tasks:
-            await self._idle.wait()
-            await asyncio.sleep(0)
+            # A finished task leaves the set by its first done callback, before asyncio.wait's
+            # own: once the wait returns, the set holds only what is still running.
+            await asyncio.wait(list(self._tasks))
 
     async def stop(self) -> None:
         """Cancel running commands and wait for them to end."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -52,7 +53,10 @@ class Projection:
 
     def get(self, model: BaseModel) -> dict[str, Any]:
         """The projected value: ``{field name: Python value}`` read from ``model``."""
-        return {name: read(model) for name, read in self._getters.items()}
+        value: dict[str, Any] = {}
+        for name, read in self._getters.items():  # a plain loop: read on every Model change
+            value[name] = read(model)
+        return value
 
     def encode(self, model: BaseModel) -> dict[str, Any]:
         """The projected value as JSON data (what an agent receives)."""
@@ -87,7 +91,11 @@ def pick(*refs: FieldRef) -> Projection:
         if key in fields:
             raise AgentContractError(f"projection.pick got two fields named {key!r}")
         fields[key] = field_annotation(ref)
-        getters[key] = partial(read_field, ref)
+        path = field_path(ref)
+        # A field of the Model itself has no ancestor that could be None, so reading it is
+        # getattr, which attrgetter does without a Python frame (a projection is read on
+        # every Model change); a nested one reads its path with read_field.
+        getters[key] = attrgetter(path[0]) if len(path) == 1 else partial(read_field, ref)
         roots.append(field_root(ref))
     return Projection(fields, getters, one_root(roots, "projection.pick"))
 

@@ -63,12 +63,11 @@ import anyio
 
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
 from ..contract.calls import Invocation, draft_class, new_invocation_id
-from ..contract.declare import Capability
 from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import Outcome
 from .approvals import Asked, ParkedApproval, ParkedApprovals
 from .callers import ANONYMOUS, DEFAULT_CALLER_LIMITS, CallerLimits, CapReached, Slot, Slots
-from .disconnect import carries_call
+from .disconnect import WATCH, Watch
 from .progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done
 from .resolve import audit_refusal, principal_for_record
 from .wire import WireError
@@ -80,7 +79,6 @@ __all__ = [
     "CallsInFlight",
     "credentials_or_none",
     "settle",
-    "waits",
 ]
 
 _log = logging.getLogger("foldkit_agent.edge")
@@ -113,9 +111,10 @@ class CallRequest:
         id: ``Invocation.id``; default a new one.
         signal: the call's cancel signal, when the transport aborts calls itself (A2A's
             ``CancelTask``); default a new one. Setting it aborts the call.
-        scope: the request's ASGI scope (or A2A call state) holding the guard's watch of it:
-            the client going away before the answer aborts the call, and a drain waits for
-            the answer to be written (:func:`~.disconnect.carries_call`).
+        scope: the request's ASGI scope (or A2A call state) holding the guard's watch of it
+            (:data:`~.disconnect.WATCH`): the client going away before the answer aborts the
+            call, and a drain waits for the answer to be written
+            (:meth:`~.disconnect.Watch.carries_call`).
         beat: a sign of life every ``interval`` seconds while the call waits.
         interval: seconds between beats.
     """
@@ -186,17 +185,23 @@ class CallsInFlight:
             place = [self.running.take(request.caller)]
         except CapReached as full:
             return await self._refused(rt, name, request, full.err)
-        ask = request.ask
-        if not waits(rt.definition.by_name.get(name)):
+        scope = request.scope
+        watching = None if scope is None else scope.get(WATCH)
+        if not isinstance(watching, Watch):
+            watching = None  # the request did not pass the guard with a body: nothing to watch
+        plan = rt.plans.get(name)
+        if plan is None or not plan.may_wait:
             # Nothing to wait for, so nothing to beat, ask or abort: awaited here, without a
             # task of its own or a signal the client's going away would set.
-            carries_call(request.scope)  # a drain waits until this answer is written
+            if watching is not None:
+                watching.carries_call()  # a drain waits until this answer is written
             invocation = _invocation(request, request.signal, None)
             try:
                 return await rt.call(name, payload, invocation)
             finally:
                 place[0].release()
         signal = request.signal or asyncio.Event()
+        ask = request.ask
         asked: Asked | None = None
         if ask == PARK:
             ask, asked = ParkedApprovals.asker()
@@ -204,8 +209,9 @@ class CallsInFlight:
         invocation = _invocation(request, signal, approver)
         call = asyncio.ensure_future(rt.call(name, payload, invocation))
         self._signals[call] = (request.transport, signal)
-        # a drain waits for the answer; the client going away before it aborts the call
-        carries_call(request.scope, signal)
+        if watching is not None:
+            # a drain waits for the answer; the client going away before it aborts the call
+            watching.carries_call(signal)
 
         def ended(_call: asyncio.Future[Outcome]) -> None:
             del self._signals[call]
@@ -318,18 +324,6 @@ def _invocation(
     inv.approver = approver
     inv.__class__ = Invocation
     return inv
-
-
-def waits(cap: Capability | None) -> bool:
-    """Whether a call of ``cap`` may wait once it runs: for its completion contract, or for a
-    person's approval (``confirm``). Decided from the contract alone, before the call runs; an
-    unknown capability (``None``) is refused at once.
-
-    Example:
-        >>> waits(rt.definition.by_name["create_todo"])  # has a completion contract
-        True
-    """
-    return cap is not None and (cap.completion is not None or cap.confirm is not None)
 
 
 async def settle(

@@ -2,10 +2,11 @@
 
 :class:`~foldkit_agent.edge.EdgeGuard` reads a request's whole body before the application
 sees it, so from then on the only thing the server can still receive on that request is
-``http.disconnect``. The guard watches for it (:func:`watch`) and leaves an
-:class:`asyncio.Event` in ``scope[CLIENT_GONE]``, set when the client went away *before* the
-response ended (a disconnect after a complete response, which uvicorn also reports, is not
-one). A call in flight registers its signal with :func:`carries_call`, so the runtime answers
+``http.disconnect``. The guard watches for it (:class:`Watch`, left in ``scope[WATCH]``) and
+leaves an :class:`asyncio.Event` in ``scope[CLIENT_GONE]``, set when the client went away
+*before* the response ended (a disconnect after a complete response, which uvicorn also
+reports, is not one). A call in flight registers its signal with :meth:`Watch.carries_call`
+(:class:`~foldkit_agent.edge.calls.CallsInFlight` does, for every transport), so the runtime answers
 and audits the call as cancelled at once instead of waiting out its completion timeout for
 nobody (MCP both eras, A2A ``message/send`` and ``message/stream``, the page and native
 surface); the watcher sets it directly, with no task of its own per call.
@@ -19,14 +20,7 @@ from typing import Any, Final
 
 from starlette.types import Message, Receive, Scope, Send
 
-__all__ = [
-    "CLIENT_GONE",
-    "WATCH",
-    "answers_written",
-    "carries_call",
-    "client_gone",
-    "watch",
-]
+__all__ = ["CLIENT_GONE", "WATCH", "Watch", "answers_written", "client_gone"]
 
 CLIENT_GONE: Final = "foldkit_agent.edge.client_gone"
 """``scope[CLIENT_GONE]``: an :class:`asyncio.Event` set when the client went away before its
@@ -42,10 +36,18 @@ WATCH: Final = "foldkit_agent.edge.watch"
 
 
 class Watch:
-    """The receive and send a guarded request's application gets, and its watcher task."""
+    """The receive and send a guarded request's application gets, and its watcher task.
 
-    def __init__(self, first: Message, receive: Receive, send: Send, gone: asyncio.Event) -> None:
-        self._first: Message | None = first
+    Made by the guard for a request whose whole ``body`` it read: puts a fresh
+    :data:`CLIENT_GONE` event and itself (:data:`WATCH`) in ``scope`` and starts watching
+    ``receive``. Its ``receive`` replays ``body`` once; call :meth:`close` when the
+    application returns.
+    """
+
+    def __init__(self, body: bytes, receive: Receive, send: Send, scope: Scope) -> None:
+        gone = scope[CLIENT_GONE] = asyncio.Event()
+        scope[WATCH] = self
+        self._first: Message | None = {"type": "http.request", "body": body, "more_body": False}
         self._receive = receive
         self._send = send
         self._gone = gone
@@ -71,11 +73,6 @@ class Watch:
     async def send(self, message: Message) -> None:
         if message.get("type") == "http.response.body" and not message.get("more_body", False):
             self._answered = True  # set before uvicorn marks the response complete
-            try:
-                await self._send(message)
-            finally:
-                self._done()
-            return
         await self._send(message)
 
     def carries_call(self, signal: asyncio.Event | None = None) -> None:
@@ -90,7 +87,10 @@ class Watch:
             else:
                 self._signals.append(signal)
 
-    def _done(self) -> None:
+    def close(self) -> None:
+        """The application returned, its answer written: stop watching, and wake a drain
+        waiting for the answers once this was the last (:func:`answers_written`)."""
+        self.tail.cancel()
         _ANSWERING.discard(self)
         if not _ANSWERING:
             waiters = list(_written)
@@ -99,39 +99,11 @@ class Watch:
                 if not fut.done():
                     fut.set_result(None)
 
-    def close(self) -> None:
-        self.tail.cancel()
-        self._done()
-
-
-def watch(body: bytes, receive: Receive, send: Send, scope: Scope) -> Watch:
-    """Put a fresh :data:`CLIENT_GONE` event in ``scope`` and start watching ``receive``.
-
-    The returned :class:`Watch`'s ``receive`` replays ``body`` once; call ``close()`` when the
-    application returns.
-    """
-    gone = asyncio.Event()
-    scope[CLIENT_GONE] = gone
-    watching = Watch(
-        {"type": "http.request", "body": body, "more_body": False}, receive, send, gone
-    )
-    scope[WATCH] = watching
-    return watching
-
-
-def carries_call(scope: Mapping[str, Any] | None, signal: asyncio.Event | None = None) -> None:
-    """Note that the request of ``scope`` will carry a call's answer (called when a call
-    starts), so a drain waits for that answer to be written (:func:`answers_written`); with
-    ``signal``, the call's cancel signal, the client going away before its answer aborts it.
-    Does nothing for a request that did not pass the guard with a body."""
-    watching = None if scope is None else scope.get(WATCH)
-    if isinstance(watching, Watch):
-        watching.carries_call(signal)
-
 
 async def answers_written(within: float) -> bool:
     """Wait up to ``within`` seconds until every response carrying a call's answer has been
-    written (its last body chunk handed to the server); ``True`` if none is left.
+    written (its application returned, its last body chunk handed to the server); ``True`` if
+    none is left.
 
     A drain calls it after the runtimes are idle: a call has answered by then, but the SDK may
     still be writing the answer on its own task, and a server that ends its streams too early

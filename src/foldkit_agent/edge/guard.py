@@ -61,7 +61,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .callers import CapReached, Slots, caller_key, serve_held
-from .disconnect import watch
+from .disconnect import Watch
 from .hosts import Authority, HostPolicy, parse_host, parse_origin
 from .limits import BODY_METHODS, PREAUTH_DRAIN, Body, declared_length, drain, read_capped
 from .wire import (
@@ -420,7 +420,7 @@ class EdgeGuard:
             scope[BODY_KEY] = value
         watching = None
         if with_body and (self.unwatched is None or not self.unwatched(scope, parsed)):
-            watching = watch(bytes(body.data), receive, send, scope)  # disconnect cancels
+            watching = Watch(bytes(body.data), receive, send, scope)  # disconnect cancels
             receive, send = watching.receive, watching.send
         try:
             if slot is not None and slot.slots.evict_idle:

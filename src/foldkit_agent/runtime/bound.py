@@ -39,7 +39,7 @@ from .pipeline import Call
 from .plan import Plan, holds, plan_for
 from .results import DispatchResult
 from .views import RuntimeMessages, RuntimeResources
-from .waiting import MessageHub, StateHub, _same  # pyright: ignore[reportPrivateUsage]
+from .waiting import MessageHub, StateHub
 
 __all__ = ["AgentRuntime", "Change", "PrincipalProvider", "bind"]
 
@@ -176,11 +176,11 @@ class AgentRuntime(Generic[M, P]):
 
     def available_in(self, model: Any) -> list[Capability]:
         """The capabilities available in ``model`` (see ``messages.available``)."""
-        return [
-            c
-            for c in self.definition.capabilities
-            if c.available is None or holds(c.available, c.name, model)
-        ]
+        available: list[Capability] = []
+        for c in self.definition.capabilities:  # a plain loop: the watch runs it per change
+            if c.available is None or holds(c.available, c.name, model):
+                available.append(c)
+        return available
 
     def context(self) -> dict[str, Any] | None:
         """The context projection of the current Model as JSON data (``None`` without one).
@@ -278,7 +278,9 @@ class AgentRuntime(Generic[M, P]):
     def _snapshot(
         self, model: Any
     ) -> tuple[tuple[str, ...], dict[str, Any] | None, dict[str, dict[str, Any]]]:
-        names = tuple(c.name for c in self.available_in(model))
+        names: list[str] = []
+        for cap in self.available_in(model):
+            names.append(cap.name)
         ctx = self.definition.context
         context = None
         if ctx is not None:
@@ -292,7 +294,7 @@ class AgentRuntime(Generic[M, P]):
                 resources[name] = res.projection.get(model)
             except Exception:
                 resources[name] = {}
-        return names, context, resources
+        return tuple(names), context, resources
 
     def _on_model_for_watch(self, model: Any) -> None:
         before = self._last_seen
@@ -300,12 +302,18 @@ class AgentRuntime(Generic[M, P]):
         self._last_seen = after
         if before is None:
             return
+        # Equal dicts: a value kept from the last Model is compared by identity first (as
+        # dict == does), so an unchanged projection costs no field comparison.
         caps_changed = before[0] != after[0]
-        ctx_changed = not _same_opt(before[1], after[1])
-        res_changed = frozenset(n for n in after[2] if not _same(before[2].get(n, {}), after[2][n]))
-        if not (caps_changed or ctx_changed or res_changed):
+        ctx_changed = before[1] != after[1]
+        seen = before[2]
+        changed: list[str] = []
+        for name, value in after[2].items():
+            if seen.get(name, {}) != value:
+                changed.append(name)
+        if not (caps_changed or ctx_changed or changed):
             return
-        change = Change(caps_changed, ctx_changed, res_changed)
+        change = Change(caps_changed, ctx_changed, frozenset(changed))
         for cb in list(self._watchers.values()):
             try:
                 cb(change)
@@ -432,12 +440,6 @@ class AgentRuntime(Generic[M, P]):
 def _resolve(fut: asyncio.Future[None]) -> None:
     if not fut.done():
         fut.set_result(None)
-
-
-def _same_opt(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return _same(a, b)
 
 
 def bind(

@@ -55,11 +55,19 @@ class Plan:
         to_message: the construct step's ``to_message``, or ``None``.
         confirm: ``None`` (no approval), ``True`` (always ask a person) or a predicate.
         completion: the completion contract the wait step waits for, or ``None``.
+        asks_person: whether a call may wait for a person's approval (``confirm`` is
+            declared). A ``confirm`` predicate may decide per call not to ask; this answers
+            whether any call ever can, which is what a transport counting calls that wait for
+            a person needs.
+        waits: whether a call waits for a completion after sending (a completion contract).
+        may_wait: whether a call may wait once it runs, for either (``asks_person`` or
+            ``waits``): a transport runs one that cannot as a plain await, with nothing to
+            beat, ask or abort.
 
     Example:
         >>> plan = rt.plan("create_todo")
-        >>> (plan.asks_person, plan.waits)
-        (False, True)
+        >>> (plan.asks_person, plan.waits, plan.may_wait)
+        (False, True, True)
     """
 
     cap: Capability
@@ -73,20 +81,9 @@ class Plan:
     to_message: Callable[[Any, Any], Any] | None
     confirm: Any
     completion: Completion | StateCompletion | None
-
-    @property
-    def asks_person(self) -> bool:
-        """Whether a call may wait for a person's approval (``confirm`` is declared).
-
-        A ``confirm`` predicate may decide per call not to ask; this answers whether any call
-        ever can, which is what a transport counting calls that wait for a person needs.
-        """
-        return self.confirm is not None
-
-    @property
-    def waits(self) -> bool:
-        """Whether a call waits for a completion after sending (a completion contract)."""
-        return self.completion is not None
+    asks_person: bool
+    waits: bool
+    may_wait: bool
 
 
 def plan_for(
@@ -119,6 +116,9 @@ def plan_for(
         to_message=cap.to_message,
         confirm=confirm,
         completion=cap.completion,
+        asks_person=confirm is not None,
+        waits=cap.completion is not None,
+        may_wait=confirm is not None or cap.completion is not None,
     )
 
 

@@ -47,7 +47,7 @@ class Waiter:
             result matching it is consumed, not delivered); ``"gone"`` once forgotten.
     """
 
-    __slots__ = ("call", "contract", "future", "key", "last", "request", "seq", "state")
+    __slots__ = ("call", "contract", "future", "key", "last", "request", "seq", "state", "tags")
 
     def __init__(self, contract: Any, request: Any, invocation: Invocation) -> None:
         self.contract = contract
@@ -58,6 +58,7 @@ class Waiter:
         self.seq = next(_SEQUENCE)
         self.state = "live"
         self.last: Any = _NOTHING  # the projected value a state predicate last saw
+        self.tags: tuple[str, ...] = ()  # the result tags a Message hub indexed it under
 
     def settle(self, value: Any) -> None:
         if not self.future.done():
@@ -69,7 +70,11 @@ class Waiter:
 
 
 class _TagWaiters:
-    """Waiters for one result tag: keyed ones indexed, predicate ones scanned in order."""
+    """Waiters for one result tag: keyed ones indexed, predicate ones scanned in order.
+
+    Made on the first wait for its tag and kept: the tags and correlations are the
+    contract's (a closed set), so only a call's own bucket comes and goes with it.
+    """
 
     __slots__ = ("keyed", "scanned")
 
@@ -77,9 +82,6 @@ class _TagWaiters:
         # key -> waiters with that key, oldest first (almost always exactly one).
         self.keyed: dict[CorrelationKey, dict[Hashable, list[Waiter]]] = {}
         self.scanned: OrderedDict[int, Waiter] = OrderedDict()
-
-    def empty(self) -> bool:
-        return not self.keyed and not self.scanned
 
 
 class MessageHub:
@@ -99,11 +101,17 @@ class MessageHub:
         """
         contract: Completion = waiter.contract
         correlate = contract.correlate
-        if isinstance(correlate, CorrelationKey):
+        keyed = isinstance(correlate, CorrelationKey)
+        if keyed:
             waiter.key = correlate.request_key(waiter.request, waiter.call)
-        for cls in _result_classes(contract):
-            group = self._by_tag.setdefault(cls.tag(), _TagWaiters())
-            if isinstance(correlate, CorrelationKey):
+        success = contract.success.__message_tag__
+        failure = contract.failure
+        tags = waiter.tags = (success,) if failure is None else (success, failure.__message_tag__)
+        for tag in tags:
+            group = self._by_tag.get(tag)
+            if group is None:
+                group = self._by_tag[tag] = _TagWaiters()
+            if keyed:
                 group.keyed.setdefault(correlate, {}).setdefault(waiter.key, []).append(waiter)
             else:
                 group.scanned[id(waiter)] = waiter
@@ -117,7 +125,23 @@ class MessageHub:
             with suppress(ValueError):
                 self._abandoned.remove(waiter)
         waiter.state = "gone"
-        self._unindex(waiter)
+        correlate = waiter.contract.correlate
+        keyed = isinstance(correlate, CorrelationKey)
+        for tag in waiter.tags:
+            group = self._by_tag.get(tag)
+            if group is None:
+                continue
+            if not keyed:
+                group.scanned.pop(id(waiter), None)
+                continue
+            index = group.keyed.get(correlate)
+            bucket = None if index is None else index.get(waiter.key)
+            if index is None or bucket is None:
+                continue
+            if waiter in bucket:
+                bucket.remove(waiter)
+            if not bucket:
+                del index[waiter.key]
 
     def abandon(self, waiter: Waiter) -> None:
         """The call stopped waiting: keep ``waiter`` in place to absorb its late result."""
@@ -170,7 +194,8 @@ class MessageHub:
         if abandoned:
             return
         status = "completed" if type(message) is best.contract.success else "failed"
-        best.settle((status, message))
+        if not best.future.done():  # as Waiter.settle, without its frame on every result
+            best.future.set_result((status, message))
 
     def _matches(self, waiter: Waiter, message: Message) -> bool:
         correlate = waiter.contract.correlate
@@ -184,36 +209,6 @@ class MessageHub:
             if live:  # an abandoned call has nobody awaiting it any more
                 waiter.fail(exc)
             return False
-
-    def _unindex(self, waiter: Waiter) -> None:
-        contract: Completion = waiter.contract
-        correlate = contract.correlate
-        for cls in _result_classes(contract):
-            tag = cls.tag()
-            group = self._by_tag.get(tag)
-            if group is None:
-                continue
-            if isinstance(correlate, CorrelationKey):
-                index = group.keyed.get(correlate)
-                if index is not None:
-                    bucket = index.get(waiter.key)
-                    if bucket is not None:
-                        with suppress(ValueError):
-                            bucket.remove(waiter)
-                        if not bucket:
-                            del index[waiter.key]
-                    if not index:
-                        del group.keyed[correlate]
-            else:
-                group.scanned.pop(id(waiter), None)
-            if group.empty():
-                del self._by_tag[tag]
-
-
-def _result_classes(contract: Completion) -> tuple[type[Message], ...]:
-    if contract.failure is None:
-        return (contract.success,)
-    return (contract.success, contract.failure)
 
 
 class _StateGroup:
@@ -294,40 +289,32 @@ class StateHub:
     def on_model(self, model: Any) -> None:
         """The host's Model notification: re-evaluate projections whose value changed."""
         for key, group in list(self._groups.items()):
-            if key in self._sources:
+            if key in self._sources or not group.waiters:
                 continue
             waiters = list(group.waiters.values())
-            if not waiters:
-                continue
             contract: StateCompletion = waiters[0].contract
-            try:
-                value = contract.read(model)
-            except Exception as exc:
-                _log.warning("a completion's projection could not be read", exc_info=True)
-                for waiter in waiters:
-                    self.remove(waiter)
-                    waiter.fail(exc)
-                continue
-            for waiter in waiters:
-                if waiter.last is not _NOTHING and _same(waiter.last, value):
-                    continue  # this waiter already saw this value
-                self._evaluate(waiter, value)
+            self._deliver(waiters, partial(contract.read, model), "projection")
 
     def _on_source(self, key: int, *_: Any) -> None:
         group = self._groups.get(key)
         source = self._sources.get(key)
-        if group is None or source is None:
-            return
-        waiters = list(group.waiters.values())
+        if group is not None and source is not None:
+            self._deliver(list(group.waiters.values()), source.get, "state source")
+
+    def _deliver(self, waiters: list[Waiter], read: Callable[[], Any], what: str) -> None:
+        """Read one group's value once (``read()``) and evaluate each of its ``waiters`` on
+        it; a read that raises fails them all (logged: it is the application's to fix)."""
         try:
-            value = source.get()
+            value = read()
         except Exception as exc:
-            _log.warning("a completion's state source could not be read", exc_info=True)
+            _log.warning("a completion's %s could not be read", what, exc_info=True)
             for waiter in waiters:
                 self.remove(waiter)
                 waiter.fail(exc)
             return
         for waiter in waiters:
+            if waiter.last is not _NOTHING and waiter.last == value:
+                continue  # this waiter already saw this value (only a projection's keep one)
             self._evaluate(waiter, value)
 
     def _evaluate(self, waiter: Waiter, value: Any) -> None:
@@ -347,9 +334,3 @@ class StateHub:
 
 def _group_key(contract: StateCompletion) -> int:
     return id(contract.source) if contract.source is not None else id(contract.projection)
-
-
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    if a.keys() != b.keys():
-        return False
-    return all(a[k] is b[k] or a[k] == b[k] for k in a)

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from foldkit_agent.adapters.mcp import http_app, mcp_server
+from foldkit_agent.adapters.mcp.inline import is_inline
 from tests.support.mcp_helpers import over_http
 from tests.support.paths_app import runtime
 from tests.support.paths_calls import call, progress_then_open
@@ -69,6 +70,20 @@ async def test_a_call_with_a_progress_token_streams_its_progress() -> None:
         assert app.state.mcp_inline.answered == 1  # open_gate only
 
 
+MODERN_POST = {
+    "type": "http",
+    "method": "POST",
+    "path": "/mcp",
+    "headers": [(b"mcp-protocol-version", b"2026-07-28")],
+}
+"""A 2026-era POST to the endpoint, as the guard hands it on."""
+
+
+def inline(server: Any, message: dict[str, Any]) -> bool:
+    """Whether the HTTP app of ``server`` answers ``message`` on the inline path."""
+    return is_inline(server.tools, "/mcp")(MODERN_POST, message)
+
+
 @pytest.mark.parametrize(
     ("name", "meta"),
     [
@@ -82,15 +97,15 @@ async def test_what_may_wait_or_asked_for_progress_is_not_inline(
 ) -> None:
     async with runtime() as rt:
         server = mcp_server(rt, name="paths", version="1")
-        assert not server.tools.inline(call(name, {"by": 1}, meta))
-        assert server.tools.inline(call("bump", {"by": 1}))
-        assert server.tools.inline(call("no_such_tool", {}))  # refused at once
+        assert not inline(server, call(name, {"by": 1}, meta))
+        assert inline(server, call("bump", {"by": 1}))
+        assert inline(server, call("no_such_tool", {}))  # refused at once
 
 
 async def test_a_server_with_a_resolve_target_never_answers_inline() -> None:
     async with runtime() as rt:
         server = mcp_server(lambda _ctx: rt, name="paths", version="1")
-        assert not server.tools.inline(call("bump", {"by": 1}))
+        assert not inline(server, call("bump", {"by": 1}))
 
 
 async def test_a_handshake_era_client_is_never_answered_inline() -> None:

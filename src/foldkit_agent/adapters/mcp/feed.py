@@ -37,13 +37,17 @@ _log = logging.getLogger("foldkit_agent.adapters.mcp")
 
 
 class _SyncBus:
-    """An in-process ``SubscriptionBus`` that can also deliver synchronously (keeps order)."""
+    """An in-process ``SubscriptionBus`` that can also deliver synchronously (keeps order).
+
+    Attributes:
+        listeners: the ``subscriptions/listen`` streams' listeners (empty: nobody to tell).
+    """
 
     def __init__(self) -> None:
-        self._listeners: dict[object, Callable[[ServerEvent], None]] = {}
+        self.listeners: dict[object, Callable[[ServerEvent], None]] = {}
 
     def emit(self, event: ServerEvent) -> None:
-        for listener in list(self._listeners.values()):
+        for listener in list(self.listeners.values()):
             try:
                 listener(event)
             except Exception:
@@ -55,10 +59,10 @@ class _SyncBus:
 
     def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
         token = object()
-        self._listeners[token] = listener
+        self.listeners[token] = listener
 
         def unsubscribe() -> None:
-            self._listeners.pop(token, None)
+            self.listeners.pop(token, None)
 
         return unsubscribe
 
@@ -129,10 +133,11 @@ class Feed:
         tools_changed = change.capabilities and self.catalog is None
         if change.capabilities:
             self.listed.clear()
-        if tools_changed:
-            self.bus.emit(ToolsListChanged())
-        for uri in uris:
-            self.bus.emit(ResourceUpdated(uri=uri))
+        if self.bus.listeners:  # no event is built for no listener
+            if tools_changed:
+                self.bus.emit(ToolsListChanged())
+            for uri in uris:
+                self.bus.emit(ResourceUpdated(uri=uri))
         for peer in list(self.peers.values()):
             if peer.connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 continue

@@ -6,8 +6,8 @@ watching for the client's disconnect, and answers ``text/event-stream`` once the
 (a handler that answers first gets ``application/json``); *JSON* awaits the handler in the
 request's task. A request that can emit nothing needs neither shape's machinery, so
 :class:`InlineCalls` answers every such request itself, and only it does (the SDK's session
-manager never sees one): a ``tools/list``, and a ``tools/call`` that
-:meth:`~foldkit_agent.adapters.mcp.listing.Tools.inline` says needs no stream (no
+manager never sees one): a ``tools/list``, and a ``tools/call`` that :func:`is_inline` says
+needs no stream (no
 ``progressToken``, no approval answer, a capability with neither a completion contract nor
 ``confirm``), each a well-formed JSON-RPC request (``jsonrpc``, an ``id``, ``method``,
 ``params`` and nothing else) with a 2026-era ``MCP-Protocol-Version``, parsed once by the edge
@@ -68,7 +68,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...edge.guard import BODY_KEY, route_path
 from ._sdk import accepts, exchange_context
-from .listing import Tools
+from .listing import CATALOG_NAMES, LIST_CAPABILITIES, Tools
 
 __all__ = ["InlineCalls", "InlineStats"]
 
@@ -78,6 +78,8 @@ _PARAM_HEADER: Final = MCP_PARAM_HEADER_PREFIX.lower()
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
 _ANNOTATION: Final = json.dumps(X_MCP_HEADER_KEY)  # how the key reads in an encoded schema
 _JSON: Final = [(b"content-type", b"application/json")]
+_STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})
+"""``tools/call`` parameters that keep a call on the streaming path."""
 
 
 @dataclass(slots=True)
@@ -94,7 +96,22 @@ class InlineStats:
 def is_inline(tools: Tools, path: str) -> Callable[[Scope, Any], bool]:
     """``(scope, parsed body) -> bool``: whether :class:`InlineCalls` answers the request at
     ``path`` (module docs). Such a request never reads its body again and, but for a call
-    whose answer a drain waits for, needs no word of the client's disconnect."""
+    whose answer a drain waits for, needs no word of the client's disconnect.
+
+    A ``tools/call`` is inline when it needs no mid-call notifications, decided from the
+    contract before dispatch (:attr:`Plan.may_wait <foldkit_agent.runtime.plan.Plan>`), for a
+    fixed runtime only (a resolved one is not known until the call runs): a call that carries
+    a ``progressToken``, answers an approval (``requestState``), asks for a task, or names a
+    capability that may wait takes the SDK's streaming path. An unknown name or a refused
+    catalog call answers at once, so it is inline too.
+
+    Example:
+        >>> inline(scope, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        ...     "params": {"name": "toggle_todo", "arguments": {"id": 1}}})
+        True
+    """
+    static = tools.static
+    catalog = tools.listing == "catalog"
 
     def inline(scope: Scope, body: Any) -> bool:
         if type(body) is not dict or scope.get("method") != "POST":
@@ -103,8 +120,24 @@ def is_inline(tools: Tools, path: str) -> Callable[[Scope, Any], bool]:
         method = message.get("method")
         if "id" not in message or not _ENVELOPE.issuperset(message):
             return False
-        if method != "tools/list" and (method != "tools/call" or not tools.inline(message)):
-            return False
+        if method != "tools/list":
+            params = message.get("params")
+            if method != "tools/call" or static is None or type(params) is not dict:
+                return False
+            params = cast("dict[str, Any]", params)
+            if _STREAMED_PARAMS.intersection(params):
+                return False
+            meta = params.get("_meta")
+            if meta is not None and (type(meta) is not dict or "progressToken" in meta):
+                return False
+            name = params.get("name")
+            if catalog and name in CATALOG_NAMES:  # list_capabilities answers at once
+                arguments = params.get("arguments")
+                named = type(arguments) is dict and name != LIST_CAPABILITIES
+                name = cast("dict[str, Any]", arguments).get("name") if named else None
+            plan = static.plans.get(name) if isinstance(name, str) else None
+            if plan is not None and plan.may_wait:
+                return False
         if route_path(scope) != path:
             return False
         for key, value in scope["headers"]:

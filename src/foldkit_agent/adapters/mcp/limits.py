@@ -45,11 +45,6 @@ def stream_hold(path: str, streams: Slots) -> Hold:
     return hold
 
 
-def _method(body: Any) -> Any:
-    """The JSON-RPC method of a parsed body (``None`` for a batch or anything else)."""
-    return cast("dict[str, Any]", body).get("method") if isinstance(body, dict) else None
-
-
 class SessionCaps:
     """ASGI middleware (inside the edge guard) capping handshake-era sessions per caller.
 
@@ -74,19 +69,6 @@ class SessionCaps:
         self.path = path
         self.open: dict[str, dict[str, Slot]] = {}
 
-    def opens_session(self, scope: Scope) -> bool:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            return False
-        if route_path(scope) != self.path:
-            return False
-        headers = Headers(scope=scope)
-        if "mcp-session-id" in headers:
-            return False
-        version = headers.get("mcp-protocol-version")
-        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            return False  # the modern era has no sessions
-        return _method(scope.get(BODY_KEY)) == "initialize"
-
     def prune(self, caller: str | None = None) -> None:
         """Give back the slots of sessions the manager has ended (``caller``'s, or all)."""
         alive = open_session_ids(self.manager())
@@ -98,7 +80,22 @@ class SessionCaps:
                 self.open.pop(who, None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.opens_session(scope):
+        # Only an initialize without Mcp-Session-Id opens a session; the modern era has none.
+        body = scope.get(BODY_KEY)
+        opens = (
+            type(body) is dict
+            and cast("dict[str, Any]", body).get("method") == "initialize"
+            and scope["type"] == "http"
+            and scope.get("method") == "POST"
+            and route_path(scope) == self.path
+        )
+        if opens:
+            headers = Headers(scope=scope)
+            version = headers.get("mcp-protocol-version")
+            opens = "mcp-session-id" not in headers and (
+                version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+            )
+        if not opens:
             await self.app(scope, receive, send)
             return
         caller = caller_key(scope)

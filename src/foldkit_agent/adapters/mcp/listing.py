@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import mcp.types as types
 from mcp.server import ServerRequestContext
@@ -34,7 +34,6 @@ from mcp_types.methods import validate_client_request
 from pydantic_core import to_json
 
 from ...contract.declare import Capability, Hints
-from ...edge.calls import waits
 from ...runtime.bound import AgentRuntime
 from .shapes import OUTPUT_SCHEMA, tool_annotations
 
@@ -53,7 +52,6 @@ __all__ = [
     "call_arguments",
     "check_listing",
     "unavailable_tool",
-    "waits",
 ]
 
 Listing = Literal["available", "all", "catalog"]
@@ -262,10 +260,6 @@ def call_arguments(arguments: Mapping[str, Any] | None) -> tuple[str, Any] | str
 # -- tools/list, kept ------------------------------------------------------------------------
 
 
-_STREAMED_PARAMS: Final = frozenset({"requestState", "inputResponses", "task"})
-"""``tools/call`` parameters that keep a call on the streaming path (:meth:`Tools.inline`)."""
-
-
 RuntimeOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[AgentRuntime[Any, Any]]]
 """``(request_context) -> runtime`` as the server resolves it (tracking the connection)."""
 
@@ -348,44 +342,6 @@ class Tools:
             return None
         kept = self.feed(rt).listed.get(version)
         return None if kept is None else kept[1]
-
-    def inline(self, message: object) -> bool:
-        """Whether a modern-era ``tools/call`` (its parsed JSON-RPC message) needs no
-        mid-call notifications, so HTTP can answer it in one JSON response (:mod:`.inline`).
-
-        Decided from the contract before dispatch, for a fixed runtime only (a resolved one is
-        not known until the call runs): a call that carries a ``progressToken``, answers an
-        approval (``requestState``), asks for a task, or names a capability that :func:`waits`
-        takes the SDK's streaming path. An unknown name or a refused catalog call answers at
-        once, so it is inline too.
-
-        Example:
-            >>> tools.inline({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            ...     "params": {"name": "toggle_todo", "arguments": {"id": 1}}})
-            True
-        """
-        rt = self.static
-        if rt is None or type(message) is not dict:
-            return False
-        body = cast("dict[str, Any]", message)
-        params = body.get("params")
-        if body.get("method") != "tools/call" or type(params) is not dict:
-            return False
-        params = cast("dict[str, Any]", params)
-        if _STREAMED_PARAMS.intersection(params):
-            return False
-        meta = params.get("_meta")
-        if meta is not None and (type(meta) is not dict or "progressToken" in meta):
-            return False
-        name = params.get("name")
-        if self.listing == "catalog" and name in CATALOG_NAMES:
-            if name == LIST_CAPABILITIES:
-                return True
-            arguments = params.get("arguments")
-            name = (
-                cast("dict[str, Any]", arguments).get("name") if type(arguments) is dict else None
-            )
-        return not isinstance(name, str) or not waits(rt.definition.by_name.get(name))
 
 
 def _valid_list(ctx: ServerRequestContext[Any, Any]) -> bool:

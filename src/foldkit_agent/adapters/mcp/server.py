@@ -60,7 +60,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ...contract.approval import Approver
 from ...edge.approvals import ParkedApproval
 from ...edge.callers import ANONYMOUS, caller_key
-from ...edge.calls import PARK, CallRequest, CallsInFlight, credentials_or_none, waits
+from ...edge.calls import PARK, CallRequest, CallsInFlight, credentials_or_none
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
 from ...edge.resolve import (
     RuntimeUnavailableError,
@@ -103,7 +103,6 @@ __all__ = [
     "Target",
     "default_credentials_of",
     "mcp_server",
-    "waits",
 ]
 
 
@@ -209,10 +208,12 @@ class _Adapter:
     # runtime and connection bookkeeping
 
     async def runtime(self, ctx: ServerRequestContext[Any, Any]) -> AgentRuntime[Any, Any]:
-        try:
-            rt = await resolve_runtime(self.target, ctx, passthrough=(MCPError,))
-        except RuntimeUnavailableError as err:
-            raise MCPError(types.INTERNAL_ERROR, str(err)) from err
+        rt = self.static  # a fixed runtime needs no resolving
+        if rt is None:
+            try:
+                rt = await resolve_runtime(self.target, ctx, passthrough=(MCPError,))
+            except RuntimeUnavailableError as err:
+                raise MCPError(types.INTERNAL_ERROR, str(err)) from err
         self.track(ctx, rt)
         return rt
 
@@ -234,10 +235,10 @@ class _Adapter:
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any]
     ) -> LegacyPeer | None:
         feed = self.feed(rt)
+        if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None  # nothing is pushed to a modern-era connection
         connection = connection_of(ctx)
-        if connection is None or ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return None
-        if not connection.has_standalone_channel:
+        if connection is None or not connection.has_standalone_channel:
             return None
         return feed.peer(connection)
 
@@ -294,10 +295,10 @@ class _Adapter:
         credentials = await credentials_or_none(self.credentials_of, ctx)
         scope = getattr(ctx.request, "scope", None)
         caller = ANONYMOUS if scope is None else caller_key(scope)
-        cap = rt.definition.by_name.get(name)
-        if cap is None or not waits(cap):  # nothing to ask or beat for
+        plan = rt.plans.get(name)
+        if plan is None or not plan.may_wait:  # nothing to ask or beat for
             return CallRequest(TRANSPORT, caller, credentials, scope=scope)
-        asks = cap.confirm is not None  # else no person is ever asked: none to find
+        asks = plan.asks_person  # else no person is ever asked: none to find
         return CallRequest(
             TRANSPORT,
             caller,
@@ -379,12 +380,13 @@ class _Adapter:
         """A beat sending ``notifications/progress`` for this call (see :meth:`settle`).
 
         The SDK sends it only when the call carried a ``progressToken`` (on the in-process
-        transport, a progress callback); otherwise each beat is a no-op.
+        transport, a progress callback); otherwise each beat is a no-op. Its words are made
+        at the first beat: most calls answer before one.
         """
-        total, text = waiting_text(rt.definition.by_name.get(name), name)
         interval = self.progress_interval
 
         async def beat(n: int) -> None:
+            total, text = waiting_text(rt.definition.by_name.get(name), name)
             await ctx.session.report_progress(n * interval, total, text)
 
         return beat
@@ -453,9 +455,6 @@ class _Adapter:
     ) -> types.SubscriptionsListenResult:
         rt = await self.runtime(ctx)
         return await self.feed(rt).listen(ctx, params)
-
-    def input_schema(self, name: str) -> dict[str, Any] | None:
-        return self.schemas.get(name)
 
 
 def _check_uri(rt: AgentRuntime[Any, Any], uri: str) -> None:
@@ -565,7 +564,7 @@ def mcp_server(
         name,
         version=version,
         instructions=instructions,
-        get_tool_input_schema=adapter.input_schema,
+        get_tool_input_schema=adapter.schemas.get,  # the SDK's Mcp-Param-* check reads it
         on_list_tools=adapter.tools.list_tools,
         on_call_tool=adapter.call_tool,
         on_list_resources=adapter.list_resources,
