@@ -69,6 +69,10 @@ NOBODY = "no caller was identified (the transport authenticated nobody)"
 """The refusal's reason when ``authorize`` refused without one and there is no principal."""
 
 
+class _HookFailed(Exception):
+    """A principal provider or ``authorize`` hook raised (the cause); see :meth:`Call._ask`."""
+
+
 class Call:
     """One invocation of one capability, step by step.
 
@@ -176,7 +180,7 @@ class Call:
             if plan.completion is None:
                 sent = self.send(plan, message)  # 7
                 if sent is not None:
-                    await self.sent(sent, None)
+                    await self.awaited(sent, None, None, "host dispatch")
                 decision = "dispatched"
                 return dispatch_result(plan.name, plan.tag, message, self.invocation, None)
             result = await self.wait(plan, plan.completion, message, decoded)  # 8
@@ -288,7 +292,11 @@ class Call:
             AgentCancelledError: the signal was set while either was awaited.
         """
         if plan.principal is not None:
-            await self._resolve_principal(plan.principal, fail_closed=plan.authorize is not None)
+            try:
+                self.principal = await self._ask(plan.principal, self.invocation, "principal")
+            except _HookFailed as failed:
+                if plan.authorize is not None:  # it decides something here: fail closed
+                    raise AgentAuthorizationError(capability=self.name) from failed.__cause__
         if plan.authorize is not None:
             await self._run_authorize(plan, plan.authorize, decoded)
         signal = self._signal
@@ -308,24 +316,31 @@ class Call:
         if self._signal is not None and self._signal.is_set():
             return
         try:
-            await self._resolve_principal(provider, fail_closed=False)
-        except AgentCancelledError:
+            self.principal = await self._ask(provider, self.invocation, "principal")
+        except (_HookFailed, AgentCancelledError):
             self.principal = None
 
-    async def _resolve_principal(self, provider: Any, *, fail_closed: bool) -> None:
+    async def _ask(self, hook: Any, arg: Any, what: str) -> Any:
+        """``hook(arg)``, awaited when it returns an awaitable, racing the call's signal.
+
+        ``what`` names the hook for the log (``"principal"`` or ``"authorize"``).
+
+        Raises:
+            AgentCancelledError: the signal was set while it was awaited (``dispatched=False``).
+            _HookFailed: the hook raised (logged; its error is the cause). Raised apart from
+                the cancellation, so a caller that turns a hook's failure into a refusal never
+                takes a cancelled call for one.
+        """
         try:
-            who = provider(self.invocation)
-            if type(who) not in _NEVER_AWAITABLE and inspect.isawaitable(who):
-                who = await race(who, self.signal, None)
+            got = hook(arg)
+            if type(got) not in _NEVER_AWAITABLE and inspect.isawaitable(got):
+                got = await race(got, self.signal, None)
         except Abort:
             raise self.cancelled(False) from None
         except Exception as exc:
-            _log.warning("principal provider failed for %r", self.name, exc_info=True)
-            self.principal = None
-            if fail_closed:
-                raise AgentAuthorizationError(capability=self.name) from exc
-            return
-        self.principal = who
+            _log.warning("the %s hook of %r raised", what, self.name, exc_info=True)
+            raise _HookFailed from exc
+        return got
 
     async def _run_authorize(self, plan: Plan, hook: Any, decoded: Any) -> None:
         inv = self.invocation
@@ -333,14 +348,9 @@ class Call:
             self.principal, decoded, self.model, inv.transport, inv, plan.name
         )
         try:
-            verdict = hook(request)
-            if type(verdict) not in _NEVER_AWAITABLE and inspect.isawaitable(verdict):
-                verdict = await race(verdict, self.signal, None)
-        except Abort:
-            raise self.cancelled(False) from None
-        except Exception as exc:
-            _log.warning("authorize hook of %r raised", plan.name, exc_info=True)
-            raise AgentAuthorizationError(capability=plan.name) from exc
+            verdict = await self._ask(hook, request, "authorize")
+        except _HookFailed as failed:
+            raise AgentAuthorizationError(capability=plan.name) from failed.__cause__
         if verdict is True:
             return
         if isinstance(verdict, Deny):
@@ -408,7 +418,7 @@ class Call:
 
     def send(self, plan: Plan, message: Message) -> Awaitable[Any] | None:
         """Call ``host.dispatch(message)``; what it returned when that is awaitable, else
-        ``None`` (await it with :meth:`sent`).
+        ``None`` (await it with :meth:`awaited`).
 
         Raises:
             AgentHostError: the host raised (``dispatched=None``: delivery unknown).
@@ -423,29 +433,36 @@ class Call:
             return None
         return sent
 
-    async def sent(self, sent: Awaitable[Any], deadline: float | None) -> None:
-        """Await what ``host.dispatch`` returned, racing the signal and ``deadline``.
+    async def awaited(
+        self, aw: Awaitable[Any], deadline: float | None, dispatched: bool | None, what: str
+    ) -> Any:
+        """Await ``aw`` (what ``host.dispatch`` returned, or the completion's waiter), racing
+        the signal and ``deadline``; what it gave, or the call's refusal for each other end.
+
+        ``dispatched`` is what the refusal says of delivery (``None`` while the host's own
+        awaitable runs, ``True`` once it accepted the Message); ``what`` names ``aw`` for the
+        log.
 
         Raises:
-            AgentCancelledError: the signal was set (``dispatched=None``).
+            AgentCancelledError: the signal was set.
             AgentCompletionTimeoutError: ``deadline`` passed.
-            AgentHostError: the awaitable raised (``dispatched=None``).
+            AgentHostError: ``aw`` raised (logged).
         """
         try:
-            await race(sent, self.signal, deadline)
+            return await race(aw, self.signal, deadline)
         except Abort:
-            raise self.cancelled(None) from None
+            raise self.cancelled(dispatched) from None
         except Deadline:
             assert self.plan is not None
             assert self.plan.completion is not None
             raise AgentCompletionTimeoutError(
-                capability=self.name, timeout=self.plan.completion.seconds, dispatched=None
+                capability=self.name, timeout=self.plan.completion.seconds, dispatched=dispatched
             ) from None
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            _log.warning("host dispatch of %r raised", self.name, exc_info=True)
-            raise AgentHostError(capability=self.name, dispatched=None) from exc
+            _log.warning("%s of %r raised", what, self.name, exc_info=True)
+            raise AgentHostError(capability=self.name, dispatched=dispatched) from exc
 
     # -- 8. wait ----------------------------------------------------------------------------
 
@@ -483,22 +500,10 @@ class Call:
             deadline = asyncio.get_running_loop().time() + completion.seconds
             sent = self.send(plan, message)
             if sent is not None:
-                await self.sent(sent, deadline)
+                await self.awaited(sent, deadline, None, "host dispatch")
             if isinstance(hub, StateHub) and not waiter.future.done():
                 hub.check(waiter, rt.host.model() if reads_model else None)
-            try:
-                status, result = await race(waiter.future, self.signal, deadline)
-            except Abort:
-                raise self.cancelled(True) from None
-            except Deadline:
-                raise AgentCompletionTimeoutError(
-                    capability=plan.name, timeout=completion.seconds
-                ) from None
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                _log.warning("completion check of %r raised", plan.name, exc_info=True)
-                raise AgentHostError(capability=plan.name, dispatched=True) from exc
+            status, result = await self.awaited(waiter.future, deadline, True, "completion check")
             return dispatch_result(
                 plan.name, plan.tag, message, inv, CompletionOutcome(status, result)
             )
