@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from foldkit_agent import AgentCancelledError, AgentContractError, Invocation, agent
+from tests.support.approval_app import Contract, Model
 from tests.support.audit_app import bind
+from tests.support.hosts import RecordingHost
 
 LOGIN = {"user": "ann", "password": "hunter2", "credentials": [{"token": "t", "label": "l"}]}
 # name, payload -> outcome kind, (audit decision, outcome, tag), Messages sent, Model reads
@@ -140,6 +142,15 @@ def test_each_capability_has_only_the_steps_its_declaration_needs() -> None:
         "broken": (False, False, False, False),
         "fragile": (False, False, False, False),
     }
+
+
+def test_a_call_may_wait_exactly_when_it_may_ask_a_person_or_waits_for_its_completion() -> None:
+    _host, rt = bind(agent.audit_log())
+    assert {name for name, plan in rt.plans.items() if plan.may_wait} == {"wait"}
+    shelf = agent.bind(definition=Contract, host=RecordingHost(Model()))
+    asking = {name: plan.may_wait for name, plan in shelf.plans.items()}
+    # remove_item and note always ask, add_item asks for some titles, rename_item never does
+    assert asking == {"add_item": True, "remove_item": True, "rename_item": False, "note": True}
 
 
 def test_a_principal_is_resolved_for_every_call_once_the_audit_records_principals() -> None:
