@@ -38,26 +38,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .encode import UNRECORDABLE
-from .entry import APPROVALS, DECISIONS, FIELDS, AuditEntry, Decision, Row, entry_of, iso_time
-from .forward import AuditSink, AuditSinkError, AuditTicket, SinkForwarding, should_log
-from .record import REDACTED, redact, text
+from .entry import AuditEntry, Decision, Row, entry_of
+from .forward import AuditSink, AuditTicket, SinkForwarding, should_log
+from .record import redact, text
 
-__all__ = [
-    "APPROVALS",
-    "DECISIONS",
-    "FIELDS",
-    "REDACTED",
-    "UNRECORDABLE",
-    "AuditEntry",
-    "AuditLog",
-    "AuditSink",
-    "AuditSinkError",
-    "AuditTicket",
-    "Decision",
-    "audit_log",
-    "iso_time",
-    "redact",
-]
+__all__ = ["AuditLog", "audit_log"]
 
 _log = logging.getLogger("foldkit_agent.audit")
 _now = time.time

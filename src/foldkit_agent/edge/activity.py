@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..audit.log import AuditEntry, AuditLog, iso_time
+from ..audit.entry import AuditEntry, iso_time
+from ..audit.log import AuditLog
 
 __all__ = ["ActivityFeed", "ActivityItem"]
 

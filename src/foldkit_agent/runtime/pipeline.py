@@ -32,7 +32,8 @@ from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..app.message import Message
-from ..audit.log import AuditLog, Decision
+from ..audit.entry import Decision
+from ..audit.log import AuditLog
 from ..contract.calls import AuthorizationRequest, Deny, Invocation, InvocationContext
 from ..contract.completion import Completion, StateCompletion
 from ..errors import (

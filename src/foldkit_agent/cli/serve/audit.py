@@ -9,7 +9,8 @@ from typing import Any
 
 import anyio
 
-from ...audit.log import AuditLog, AuditSink, audit_log
+from ...audit.forward import AuditSink
+from ...audit.log import AuditLog, audit_log
 from ...runtime.bound import AgentRuntime
 from ..loading import TargetError
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 import anyio
 import typer
 
-from ...audit.log import AuditSink, AuditSinkError
+from ...audit.forward import AuditSink, AuditSinkError
 from ...edge.startup import frozen_lifespan
 from ...runtime.bound import AgentRuntime
 from ..loading import TargetError, fail, load_attr

@@ -17,7 +17,7 @@ from typing import Any, overload
 from starlette.responses import Response
 from starlette.types import Scope
 
-from ...audit.log import AuditSink
+from ...audit.forward import AuditSink
 from ...contract.declare import AgentDefinition
 from ...edge.guard import Rules, jsonrpc_or_plain, route_path
 from ...edge.tenants import Tenants, foreign_token, own_path_tenant
