@@ -61,7 +61,7 @@ from ...contract.approval import Approver
 from ...edge.approvals import ParkedApproval
 from ...edge.callers import ANONYMOUS, caller_key
 from ...edge.calls import PARK, CallRequest, CallsInFlight, credentials_or_none
-from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, Beat, check_interval, waiting_text
+from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, check_interval, waiting_text
 from ...edge.resolve import (
     RuntimeUnavailableError,
     check_target,
@@ -291,7 +291,12 @@ class _Adapter:
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
     ) -> CallRequest:
         """What this request brings to a call of ``name``: who calls (caps and credentials),
-        how a person is asked, the disconnect watch and the progress beat."""
+        how a person is asked, the disconnect watch and the progress beat.
+
+        The beat sends ``notifications/progress``; the SDK sends it only when the call carried
+        a ``progressToken`` (on the in-process transport, a progress callback), otherwise each
+        beat is a no-op. Its words are made at the first beat: most calls answer before one.
+        """
         credentials = await credentials_or_none(self.credentials_of, ctx)
         scope = getattr(ctx.request, "scope", None)
         caller = ANONYMOUS if scope is None else caller_key(scope)
@@ -299,6 +304,12 @@ class _Adapter:
         if plan is None or not plan.may_wait:  # nothing to ask or beat for
             return CallRequest(TRANSPORT, caller, credentials, scope=scope)
         asks = plan.asks_person  # else no person is ever asked: none to find
+        interval = self.progress_interval
+
+        async def beat(n: int) -> None:
+            total, text = waiting_text(rt.definition.by_name.get(name), name)
+            await ctx.session.report_progress(n * interval, total, text)
+
         return CallRequest(
             TRANSPORT,
             caller,
@@ -306,8 +317,8 @@ class _Adapter:
             ask=self.approver_for(ctx, credentials) if asks else None,
             owner=owner_of(ctx) if asks else None,
             scope=scope,
-            beat=self._progress(ctx, rt, name),
-            interval=self.progress_interval,
+            beat=beat,
+            interval=interval,
         )
 
     def catalog_call(
@@ -373,23 +384,6 @@ class _Adapter:
             structured_content={"status": "refused", "capability": params.name},
             is_error=True,
         )
-
-    def _progress(
-        self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
-    ) -> Beat:
-        """A beat sending ``notifications/progress`` for this call (see :meth:`settle`).
-
-        The SDK sends it only when the call carried a ``progressToken`` (on the in-process
-        transport, a progress callback); otherwise each beat is a no-op. Its words are made
-        at the first beat: most calls answer before one.
-        """
-        interval = self.progress_interval
-
-        async def beat(n: int) -> None:
-            total, text = waiting_text(rt.definition.by_name.get(name), name)
-            await ctx.session.report_progress(n * interval, total, text)
-
-        return beat
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
