@@ -34,6 +34,7 @@ from examples.todo import run_todo
 from foldkit_agent.adapters.a2a import EXTENSION_URI, BoundedTaskStore, a2a_app
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
 from foldkit_agent.cli.serve import bind_socket, run_http
+from foldkit_agent.edge import CallerLimits, HttpOptions
 from foldkit_agent.edge.wire import loads_strict
 from tests.support.mcp_helpers import INITIALIZE
 
@@ -64,7 +65,11 @@ async def _open(hc: httpx.AsyncClient, token: str) -> int:
 async def sessions() -> dict[str, Any]:
     async with run_todo() as (_running, rt):
         app = http_app(
-            rt, name="b", version="1", token_verifier=VERIFIER, max_sessions_per_caller=1000
+            rt,
+            name="b",
+            version="1",
+            token_verifier=VERIFIER,
+            options=HttpOptions(caps=CallerLimits(sessions_per_caller=1000)),
         )
 
         async def work(origin: str) -> dict[str, Any]:

@@ -61,6 +61,7 @@ from foldkit_agent.edge import (
     ActivityFeed,
     EdgeGuard,
     HostPolicy,
+    HttpOptions,
     Rules,
     WireError,
     route_path,
@@ -279,7 +280,7 @@ def build_app(
             credentials_of=user_of,
             session_of=session_of,
             csrf_secret=secret,
-            allowed_hosts=allowed_hosts,
+            options=HttpOptions(allowed_hosts=allowed_hosts),
         ),
     ]
     guard = Middleware(

@@ -21,15 +21,18 @@ from .app import *  # noqa: F403
 from .runtime.outcome import DEFECT_TEXT, defect
 
 if TYPE_CHECKING:
+    from .edge.callers import CallerLimits
+    from .edge.options import HttpOptions
     from .edge.tenants import Tenants
 
 
 def __getattr__(name: str) -> Any:
-    # Tenants lives in edge/, which needs the web extra (starlette): imported on first use.
-    if name == "Tenants":
-        from .edge.tenants import Tenants
+    # Tenants and the HTTP adapters' options live in edge/, which needs the web extra
+    # (starlette): imported on first use.
+    if name in ("CallerLimits", "HttpOptions", "Tenants"):
+        from . import edge
 
-        return Tenants
+        return getattr(edge, name)
     raise AttributeError(f"module 'foldkit_agent' has no attribute {name!r}")
 
 
@@ -39,6 +42,8 @@ __version__ = "0.1.0"
 # namespace's names (the contract, audit, errors and runtime parts).
 __all__: list[str] = [
     "DEFECT_TEXT",
+    "CallerLimits",
+    "HttpOptions",
     "Tenants",
     "__version__",
     "agent",

@@ -21,6 +21,7 @@ from mcp import Client
 from examples.todo import run_todo
 from foldkit_agent.adapters.a2a import EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, a2a_app
 from foldkit_agent.adapters.mcp import http_app, mcp_server
+from foldkit_agent.edge import HttpOptions
 from foldkit_agent.edge.wire import WireError, loads_strict
 from tests.support.a2a_lab import BearerBackend
 from tests.support.hostile import (
@@ -136,7 +137,7 @@ async def test_mcp_http_bodies_over_the_limit_are_413_before_parsing() -> None:
                     headers=mcp_headers(),
                 )
             assert r.status_code == 413
-            small = http_app(rt, name="t", version="1", max_body=1000)
+            small = http_app(rt, name="t", version="1", options=HttpOptions(max_body=1000))
             async with asgi_client(small) as tiny:
                 r = await tiny.post(
                     "/mcp",
@@ -381,7 +382,7 @@ async def test_a2a_non_json_content_types_are_415(ctype: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_INPUTS))
 async def test_http_surface_hostile_bodies_are_refused_and_nothing_dispatched(name: str) -> None:
-    async with environment(max_body=2 * 1024 * 1024) as env:
+    async with environment(options=HttpOptions(max_body=2 * 1024 * 1024)) as env:
         with anyio.fail_after(20):
             r = await env.invoke(
                 "create_todo", content=HOSTILE_INPUTS[name].encode("utf-8", "surrogatepass")

@@ -6,6 +6,7 @@
 * :mod:`.tokens` — the one constant-time bearer-token table (:class:`TokenTable`).
 * :mod:`.auth` — step 3 from a Starlette authentication backend.
 * :mod:`.limits` — reading a body within a limit; draining a refused one.
+* :mod:`.options` — what every HTTP adapter of one server shares (:class:`HttpOptions`).
 * :mod:`.connections` — the HTTP server's (uvicorn) read timeouts, connection cap, head caps.
 * :mod:`.wire` — the one strict JSON parser (:func:`loads_strict`) and JSON-RPC shape checks.
 * :mod:`.resolve` — the one way to find the runtime for a request; auditing a refusal.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from .activity import ActivityFeed, ActivityItem
 from .auth import backend_step
+from .callers import CallerLimits
 from .calls import PARK, CallRequest, CallsInFlight
 from .guard import (
     BODY_KEY,
@@ -36,6 +38,7 @@ from .guard import (
 )
 from .hosts import LOOPBACK_HOSTS, HostPolicy, parse_host, parse_origin
 from .limits import PREAUTH_DRAIN
+from .options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from .resolve import (
     RuntimeUnavailableError,
     audit_refusal,
@@ -67,6 +70,7 @@ from .wire import (
 
 __all__ = [
     "BODY_KEY",
+    "DEFAULT_HTTP_OPTIONS",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_ITEMS",
     "HOST_REFUSAL",
@@ -78,10 +82,12 @@ __all__ = [
     "ActivityItem",
     "Authenticate",
     "CallRequest",
+    "CallerLimits",
     "CallsInFlight",
     "EdgeGuard",
     "Grant",
     "HostPolicy",
+    "HttpOptions",
     "NoTenantError",
     "Rules",
     "RuntimeUnavailableError",

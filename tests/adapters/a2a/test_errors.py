@@ -31,7 +31,7 @@ from foldkit_agent.adapters.a2a import (
     BearerTokenBackend,
     a2a_app,
 )
-from foldkit_agent.edge import LOOPBACK_HOSTS
+from foldkit_agent.edge import LOOPBACK_HOSTS, HttpOptions
 
 BASE = "http://testserver"
 V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
@@ -375,23 +375,33 @@ async def test_by_default_a_server_on_0000_answers_only_loopback_names() -> None
 
 async def test_explicit_allowed_hosts_let_lan_clients_in_and_nobody_else() -> None:
     hosts = [*LOOPBACK_HOSTS, LAN, "todo.example"]
-    async with todo_runtime() as rt, served(rt, base=WILD, allowed_hosts=hosts) as (_app, http):
+    async with (
+        todo_runtime() as rt,
+        served(rt, base=WILD, options=HttpOptions(allowed_hosts=hosts)) as (_app, http),
+    ):
         assert await call_as(http, f"{LAN}:8000") == 200
         assert await call_as(http, "TODO.example") == 200
         assert await call_as(http, "localhost:8000", origin=f"http://{LAN}:8000") == 200
         assert (await http.get(CARD_PATH, headers={"Host": LAN})).status_code == 200
         assert await call_as(http, "evil.example") == 421
         assert await call_as(http, f"{LAN}:8000", origin="http://evil.example") == 403
-    async with todo_runtime() as rt, served(rt, base=WILD, allowed_hosts=LAN) as (_app, http):
+    async with (
+        todo_runtime() as rt,
+        served(rt, base=WILD, options=HttpOptions(allowed_hosts=LAN)) as (_app, http),
+    ):
         assert await call_as(http, LAN) == 200  # one name as a plain string
         assert await call_as(http, "127.0.0.1") == 200  # the loopback names always stay
         assert await call_as(http, "evil.example") == 421
 
 
 async def test_star_accepts_any_host_and_a_name_with_a_port_is_refused() -> None:
-    async with todo_runtime() as rt, served(rt, base=WILD, allowed_hosts=["*"]) as (_app, http):
+    async with (
+        todo_runtime() as rt,
+        served(rt, base=WILD, options=HttpOptions(allowed_hosts="*")) as (_app, http),
+    ):
         assert await call_as(http, "anything.example:9") == 200
         assert await call_as(http, LAN, origin="http://elsewhere.example") == 200
         assert await call_as(http, "127.0.0.1:8000@evil.example") == 421  # malformed: never
+        wrong = HttpOptions(allowed_hosts=[f"{LAN}:8000"])
         with pytest.raises(ValueError, match="allowed_hosts"):
-            a2a_app(rt, name="todo", version="1", base_url=WILD, allowed_hosts=[f"{LAN}:8000"])
+            a2a_app(rt, name="todo", version="1", base_url=WILD, options=wrong)

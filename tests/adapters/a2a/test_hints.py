@@ -18,6 +18,7 @@ from foldkit_agent import Hints
 from foldkit_agent.adapters.a2a import CARD_PATH, EXTENSION_URI, a2a_app
 from foldkit_agent.adapters.a2a.card import hint_tags
 from foldkit_agent.cli.serve import bind_socket, run_http
+from foldkit_agent.edge import HttpOptions
 from tests.support.a2a_lab import Finished, LabWaitAgent, lab_runtime, skill_request
 
 BASE = "http://testserver"
@@ -73,7 +74,7 @@ async def served_a2a(rt: Any, **options: Any) -> AsyncIterator[str]:
 async def test_a_streaming_call_gets_working_updates_until_it_completes_and_none_after() -> None:
     async with (
         lab_runtime(LabWaitAgent) as (lab, _breakable, running),
-        served_a2a(lab, progress_interval=INTERVAL) as origin,
+        served_a2a(lab, options=HttpOptions(progress_interval=INTERVAL)) as origin,
     ):
         async with httpx.AsyncClient(base_url=origin, timeout=10) as hc:
             card = await A2ACardResolver(hc, origin).get_agent_card()

@@ -19,6 +19,7 @@ import pytest
 
 from foldkit_agent.adapters.mcp import http_app, mcp_server
 from foldkit_agent.adapters.mcp.inline import is_inline
+from foldkit_agent.edge import HttpOptions
 from tests.support.mcp_helpers import over_http
 from tests.support.paths_app import runtime
 from tests.support.paths_calls import call, progress_then_open
@@ -28,7 +29,12 @@ from tests.support.serving import served
 @asynccontextmanager
 async def serving(**kw: Any) -> AsyncGenerator[tuple[Any, Any]]:
     async with runtime() as rt:
-        yield rt, http_app(rt, name="paths", version="1", progress_interval=0.05, **kw)
+        yield (
+            rt,
+            http_app(
+                rt, name="paths", version="1", options=HttpOptions(progress_interval=0.05), **kw
+            ),
+        )
 
 
 async def test_a_plain_call_from_the_official_client_is_answered_inline() -> None:

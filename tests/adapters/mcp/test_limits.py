@@ -19,6 +19,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from examples.todo import run_todo
 from foldkit_agent.adapters.mcp import StaticTokenVerifier, http_app
 from foldkit_agent.adapters.mcp._sdk import open_session_ids
+from foldkit_agent.edge import CallerLimits, HttpOptions
 from tests.support.hostile import MODERN_META, until
 from tests.support.mcp_helpers import INITIALIZE
 from tests.support.serving import served
@@ -48,8 +49,10 @@ LISTEN = {
 
 @asynccontextmanager
 async def serving(**caps: Any) -> AsyncGenerator[tuple[httpx.AsyncClient, Any]]:
+    """An MCP app whose per-caller caps are ``CallerLimits(**caps)``."""
+    options = HttpOptions(caps=CallerLimits(**caps))
     async with run_todo() as (_running, rt):
-        app = http_app(rt, name="t", version="1", token_verifier=VERIFIER, **caps)
+        app = http_app(rt, name="t", version="1", token_verifier=VERIFIER, options=options)
         async with served(app) as origin, httpx.AsyncClient(base_url=origin, timeout=10) as hc:
             yield hc, app
 
@@ -59,7 +62,7 @@ async def _initialize(hc: httpx.AsyncClient, token: str | None) -> httpx.Respons
 
 
 async def test_a_caller_at_its_session_cap_is_refused_and_another_caller_still_gets_in() -> None:
-    async with serving(max_sessions_per_caller=2) as (hc, app):
+    async with serving(sessions_per_caller=2) as (hc, app):
         for _ in range(2):
             opened = await _initialize(hc, "alice-token")
             assert opened.status_code == 200
@@ -76,7 +79,7 @@ async def test_a_caller_at_its_session_cap_is_refused_and_another_caller_still_g
 
 
 async def test_a_session_ended_by_its_idle_timeout_frees_its_slot() -> None:
-    async with serving(max_sessions_per_caller=1, session_idle_timeout=0.3) as (hc, app):
+    async with serving(sessions_per_caller=1, session_idle_timeout=0.3) as (hc, app):
         first = await _initialize(hc, "alice-token")
         assert first.status_code == 200
         manager = app.state.mcp_server.session_manager
@@ -86,7 +89,7 @@ async def test_a_session_ended_by_its_idle_timeout_frees_its_slot() -> None:
 
 
 async def test_a_deleted_session_frees_its_slot() -> None:
-    async with serving(max_sessions_per_caller=1) as (hc, _app):
+    async with serving(sessions_per_caller=1) as (hc, _app):
         first = await _initialize(hc, "alice-token")
         session = first.headers["mcp-session-id"]
         version = {"mcp-session-id": session, "mcp-protocol-version": LATEST_HANDSHAKE_VERSION}
@@ -96,7 +99,7 @@ async def test_a_deleted_session_frees_its_slot() -> None:
 
 
 async def test_the_server_wide_session_cap_is_a_503_naming_it() -> None:
-    async with serving(max_sessions_per_caller=5, max_sessions=2) as (hc, _app):
+    async with serving(sessions_per_caller=5, sessions=2) as (hc, _app):
         assert (await _initialize(hc, "alice-token")).status_code == 200
         assert (await _initialize(hc, "bob-token")).status_code == 200
         refused = await _initialize(hc, "bob-token")
@@ -118,7 +121,7 @@ async def _listening(hc: httpx.AsyncClient, token: str | None) -> AsyncGenerator
 
 
 async def test_a_caller_at_its_stream_cap_is_refused_and_another_caller_still_listens() -> None:
-    async with serving(max_streams_per_caller=2) as (hc, app), AsyncExitStack() as stack:
+    async with serving(streams_per_caller=2) as (hc, app), AsyncExitStack() as stack:
         for _ in range(2):
             assert await stack.enter_async_context(_listening(hc, "alice-token")) == 200
         refused = await hc.post("/mcp", json=LISTEN, headers=_modern("alice-token"))
@@ -132,7 +135,8 @@ async def test_a_caller_at_its_stream_cap_is_refused_and_another_caller_still_li
 
 async def test_anonymous_callers_share_one_bucket() -> None:
     async with run_todo() as (_running, rt):
-        app = http_app(rt, name="t", version="1", max_streams_per_caller=1, max_streams=2)
+        caps = CallerLimits(streams_per_caller=1, streams=2)
+        app = http_app(rt, name="t", version="1", options=HttpOptions(caps=caps))
         async with served(app) as origin, httpx.AsyncClient(base_url=origin, timeout=10) as hc:
             async with _listening(hc, None) as first:
                 assert first == 200
@@ -145,7 +149,7 @@ async def test_anonymous_callers_share_one_bucket() -> None:
 
 
 async def test_at_the_server_cap_the_longest_idle_stream_ends_for_a_new_caller() -> None:
-    async with serving(max_streams_per_caller=2, max_streams=2) as (hc, app):
+    async with serving(streams_per_caller=2, streams=2) as (hc, app):
         streams = app.state.mcp_streams
         async with hc.stream("POST", "/mcp", json=LISTEN, headers=_modern("alice-token")) as old:
             assert old.status_code == 200

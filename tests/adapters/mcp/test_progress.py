@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 
 from foldkit_agent.adapters.mcp import http_app, mcp_server
+from foldkit_agent.edge import HttpOptions
 from tests.support.mcp_cart import LongWait, RequestedWait, Waited, run_cart
 from tests.support.mcp_helpers import over_http
 
@@ -29,7 +30,10 @@ async def in_process(rt: Any, mode: str) -> AsyncGenerator[Client]:
 
 
 def http_client(rt: Any, mode: str) -> Any:
-    return over_http(http_app(rt, name="cart", version="1", progress_interval=INTERVAL), mode)
+    return over_http(
+        http_app(rt, name="cart", version="1", options=HttpOptions(progress_interval=INTERVAL)),
+        mode,
+    )
 
 
 CONNECT: dict[str, Callable[[Any, str], Any]] = {"memory": in_process, "http": http_client}

@@ -13,9 +13,15 @@ from starlette.routing import Mount
 
 from examples.todo import run_todo
 from foldkit_agent.adapters.web.surface import CSRF_HEADER, SESSION_COOKIE, agent_surface
+from foldkit_agent.edge import CallerLimits, HttpOptions
 from tests.support.hostile import until
 from tests.support.web_serving import serve
 from tests.support.web_surface import BASE, Env, environment
+
+
+def _caps(**caps: int) -> HttpOptions:
+    """Options whose per-caller caps are ``CallerLimits(**caps)``."""
+    return HttpOptions(caps=CallerLimits(**caps))
 
 
 @pytest.fixture
@@ -62,7 +68,7 @@ async def test_default_session_cookie_when_the_app_has_no_session_hook() -> None
 
 async def test_pages_at_their_share_of_event_streams_are_refused_with_429_naming_the_cap() -> None:
     async with run_todo() as (_running, rt):
-        app = agent_surface(rt, max_streams_per_caller=2, max_streams=10)
+        app = agent_surface(rt, options=_caps(streams_per_caller=2, page_streams=10))
         async with (
             serve(app) as url,
             httpx.AsyncClient(base_url=url, timeout=10) as client,
@@ -89,7 +95,9 @@ async def test_pages_at_their_share_of_event_streams_are_refused_with_429_naming
 
 async def test_two_page_sessions_each_hold_their_own_share_of_event_streams() -> None:
     async with run_todo() as (_running, rt):
-        app = agent_surface(rt, max_streams_per_caller=1, max_streams=10, max_page_sessions=2)
+        app = agent_surface(
+            rt, options=_caps(streams_per_caller=1, page_streams=10, page_sessions=2)
+        )
         async with (
             serve(app) as url,
             httpx.AsyncClient(base_url=url, timeout=10) as page_a,
@@ -112,7 +120,7 @@ async def test_two_page_sessions_each_hold_their_own_share_of_event_streams() ->
 
 async def test_past_the_cap_on_page_sessions_the_oldest_counts_as_anonymous_again() -> None:
     async with run_todo() as (_running, rt):
-        app = agent_surface(rt, max_page_sessions=1)
+        app = agent_surface(rt, options=_caps(page_sessions=1))
         async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=10) as first:
             await first.get("/session")
             sid = first.cookies["foldkit_agent_sid"]

@@ -24,7 +24,7 @@ from foldkit_agent.adapters.web.surface import (
     CsrfTokens,
     agent_surface,
 )
-from foldkit_agent.edge import HOST_REFUSAL
+from foldkit_agent.edge import HOST_REFUSAL, HttpOptions
 from tests.support.web_surface import (
     BASE,
     CSRF,
@@ -278,7 +278,7 @@ async def test_json_with_charset_is_accepted(env: Env) -> None:
 
 
 async def test_oversized_bodies_are_413() -> None:
-    async with environment(max_body=1024) as env:
+    async with environment(options=HttpOptions(max_body=1024)) as env:
         big = json.dumps({"title": "x" * 2000}).encode()
         r = await env.invoke("create_todo", content=big)
         assert r.status_code == 413

@@ -43,7 +43,6 @@ import logging
 from collections.abc import (
     AsyncGenerator,
     Callable,
-    Iterable,
     Sequence,
 )
 from contextlib import asynccontextmanager
@@ -77,7 +76,7 @@ from ...contract.declare import Capability
 from ...edge.calls import CallsInFlight
 from ...edge.guard import EdgeGuard, Rules, route_path
 from ...edge.hosts import HostPolicy
-from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
+from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import (
     RuntimeUnavailableError,
     check_target,
@@ -85,9 +84,9 @@ from ...edge.resolve import (
     static_runtime,
 )
 from ...edge.tenants import PATH_TENANT_KEY, NoTenantError, hold_path_tenant
-from ...edge.wire import DEFAULT_MAX_ITEMS
 from ...runtime.bound import AgentRuntime
 from .auth import (
+    BearerTokenBackend,
     ContextBuilder,
     authenticate_step,
     render_refusal,
@@ -165,13 +164,10 @@ def a2a_app(
     name: str,
     version: str,
     base_url: str,
+    options: HttpOptions = DEFAULT_HTTP_OPTIONS,
     authentication: AuthenticationBackend | None = None,
     description: str | None = None,
     security_scheme: SecurityScheme | None = None,
-    max_body: int = DEFAULT_MAX_BODY,
-    allowed_hosts: Iterable[str] | str | None = None,
-    max_items: int = DEFAULT_MAX_ITEMS,
-    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
     task_store: TaskStore | None = None,
     calls: CallsInFlight | None = None,
 ) -> Starlette:
@@ -199,34 +195,42 @@ def a2a_app(
         description: the card's description.
         security_scheme: the scheme the card declares when ``authentication`` is set
             (default: HTTP bearer).
-        max_body: the largest request body in bytes (default 1 MiB); larger is HTTP 413.
-            Every ``POST`` must be JSON (else 415) and parse strictly
-            (:func:`foldkit_agent.edge.wire.loads_strict`; else 400), before the SDK reads it.
-        allowed_hosts: more host names (or IP addresses) the ``Host`` (and any ``Origin``)
-            header may name, any port, against DNS rebinding (421/403 otherwise); the host of
-            ``base_url`` and the loopback names are always accepted
-            (:class:`~foldkit_agent.edge.HostPolicy`). ``["*"]`` accepts any well-formed host
-            and origin, which is safe only behind a proxy that checks ``Host``.
-        max_items: most JSON values in one body (default 10,000).
-        progress_interval: seconds between ``WORKING`` status updates while a call waits on
-            its completion (default 5; DESIGN §10); streaming callers see them as
-            ``statusUpdate`` events, each with a text part and ``{"waited_seconds",
-            "timeout_seconds"}``.
+        options: what every HTTP adapter of the server shares
+            (:class:`~foldkit_agent.edge.HttpOptions`), read here as:
+
+            * ``allowed_hosts``: more host names (or IP addresses) the ``Host`` (and any
+              ``Origin``) header may name, any port, against DNS rebinding (421/403
+              otherwise); the host of ``base_url`` and the loopback names are always
+              accepted. ``["*"]`` accepts any well-formed host and origin, which is safe only
+              behind a proxy that checks ``Host``.
+            * ``max_body``: the largest request body in bytes (default 1 MiB); larger is
+              HTTP 413. Every ``POST`` must be JSON (else 415) and parse strictly
+              (:func:`foldkit_agent.edge.wire.loads_strict`; else 400), with at most
+              ``max_items`` values, before the SDK reads it.
+            * ``progress_interval``: seconds between ``WORKING`` status updates while a call
+              waits on its completion (default 5; DESIGN §10); streaming callers see them as
+              ``statusUpdate`` events, each with a text part and ``{"waited_seconds",
+              "timeout_seconds"}``.
+            * ``caps.tasks``, ``caps.tasks_per_caller``, ``caps.task_max_age``: the bounds
+              of the default task store; the call caps, of the default ``calls``.
+            * ``tokens``: when set (and no ``authentication``), the bearer tokens required of
+              every request but the public card
+              (``BearerTokenBackend(options.tokens, required=True)``).
         task_store: where tasks are kept (an ``a2a.server.tasks.TaskStore``); default a
-            :class:`~foldkit_agent.adapters.a2a.tasks.BoundedTaskStore` (10,000 tasks, 1,000
-            per caller, an hour since the last update; finished tasks evicted first, and
-            without the request's input).
+            :class:`~foldkit_agent.adapters.a2a.tasks.BoundedTaskStore` within
+            ``options.caps`` (10,000 tasks, 1,000 per caller, an hour since the last update;
+            finished tasks evicted first, and without the request's input).
             :class:`~foldkit_agent.adapters.a2a.SqlTaskStore` keeps them in SQLite or
             PostgreSQL instead, with the same bounds (the SDK's ``DatabaseTaskStore``).
         calls: the server's calls in flight
             (:class:`~foldkit_agent.edge.calls.CallsInFlight`), whose per-caller caps count
             this adapter's calls with every other transport's (share one among every adapter
-            of a server); default one of its own. A caller (its authenticated subject; all
-            anonymous callers together count as one) past its share of calls in flight gets a
-            ``REJECTED`` task whose status message names the cap, audited as refused; a call
-            past the cap on calls waiting for a person (``INPUT_REQUIRED`` tasks, MCP
-            elicitations, page approvals together) is ``REJECTED`` with a text naming that
-            cap, nothing sent.
+            of a server); default one of its own within ``options.caps``. A caller (its
+            authenticated subject; all anonymous callers together count as one) past its share
+            of calls in flight gets a ``REJECTED`` task whose status message names the cap,
+            audited as refused; a call past the cap on calls waiting for a person
+            (``INPUT_REQUIRED`` tasks, MCP elicitations, page approvals together) is
+            ``REJECTED`` with a text naming that cap, nothing sent.
 
     Every request passes :class:`~foldkit_agent.edge.EdgeGuard` first: Host, Origin,
     ``authentication`` (before any byte of the body is read), content type and length, strict
@@ -251,22 +255,19 @@ def a2a_app(
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable.
-        ValueError: an ``allowed_hosts`` entry is not a host name.
+        ValueError: an ``options.allowed_hosts`` entry is not a host name.
 
     Example:
         >>> async with examples.todo.runtime() as rt:
-        ...     app = a2a_app(rt, name="todo", version="1.0", base_url="http://127.0.0.1:8000")
+        ...     app = a2a_app(rt, name="todo", version="1.0", base_url="http://127.0.0.1:8000",
+        ...                   options=HttpOptions(caps=CallerLimits(tasks_per_caller=100)))
         ...     await uvicorn.Server(uvicorn.Config(app, port=8000)).serve()
     """
     check_target(target, "a2a_app")
-    extra = (
-        []
-        if allowed_hosts is None
-        else [allowed_hosts]
-        if isinstance(allowed_hosts, str)
-        else list(allowed_hosts)
-    )
-    hosts = HostPolicy([*extra, urlsplit(base_url).hostname or "127.0.0.1"])
+    limits = options.caps
+    hosts = HostPolicy(options.allowed_hosts, also=[urlsplit(base_url).hostname or "127.0.0.1"])
+    if authentication is None and options.tokens is not None:
+        authentication = BearerTokenBackend(options.tokens, required=True)
 
     async def resolve(ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
         return await resolve_runtime(target, ctx)
@@ -325,12 +326,16 @@ def a2a_app(
             raise ours(ctx, failed) from None
 
     if task_store is None:
-        task_store = BoundedTaskStore()
+        task_store = BoundedTaskStore(
+            max_tasks=limits.tasks,
+            max_per_caller=limits.tasks_per_caller,
+            max_age=limits.task_max_age,
+        )
     executor = CapabilityExecutor(
         resolve,
         task_store,
-        progress_interval,
-        calls=calls,
+        options.progress_interval,
+        calls=CallsInFlight(limits) if calls is None else calls,
     )
     handler = Handler(
         resolve=resolve,
@@ -376,10 +381,10 @@ def a2a_app(
             EdgeGuard,
             hosts=hosts,
             classify=_classify,
-            max_body=max_body,
+            max_body=options.body_limit(DEFAULT_MAX_BODY),
             render=render_refusal,
             authenticate=step,
-            max_items=max_items,
+            max_items=options.max_items,
         ),
         Middleware(OwnErrorText, jsonrpc_path=JSONRPC_PATH),
         Middleware(IntegerAnswers, schema_of=executor.outcome_schema),

@@ -15,7 +15,7 @@ session manager binds each session to it. The token is verified once per request
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -32,21 +32,14 @@ from starlette.datastructures import Headers
 from starlette.types import Scope
 
 from ...edge.auth import backend_step
-from ...edge.callers import (
-    DEFAULT_SESSION_IDLE_TIMEOUT,
-    DEFAULT_SESSIONS,
-    DEFAULT_SESSIONS_PER_CALLER,
-    DEFAULT_STREAMS,
-    DEFAULT_STREAMS_PER_CALLER,
-    Slots,
-)
+from ...edge.callers import Slots
 from ...edge.calls import CallsInFlight
 from ...edge.guard import Authenticate, Classify, EdgeGuard, Rules, jsonrpc_or_plain, route_path
 from ...edge.hosts import HostPolicy
-from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
+from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.tokens import Grant, TokenTable
-from ...edge.wire import DEFAULT_MAX_ITEMS, WireError
+from ...edge.wire import WireError
 from ...runtime.bound import AgentRuntime
 from ._sdk import lifespan_state_of
 from .inline import InlineCalls, InlineStats, is_inline, lists_alone
@@ -175,71 +168,74 @@ def http_app(
     *,
     name: str,
     version: str,
+    options: HttpOptions = DEFAULT_HTTP_OPTIONS,
     instructions: str | None = None,
     credentials_of: CredentialsOf | None = None,
     listing: Listing = "available",
-    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
     path: str = "/mcp",
-    host: str = "127.0.0.1",
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
-    max_body: int = DEFAULT_MAX_BODY,
-    allowed_hosts: Iterable[str] | str | None = None,
-    max_items: int = DEFAULT_MAX_ITEMS,
-    max_sessions_per_caller: int = DEFAULT_SESSIONS_PER_CALLER,
-    max_sessions: int = DEFAULT_SESSIONS,
-    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
-    max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
-    max_streams: int = DEFAULT_STREAMS,
     calls: CallsInFlight | None = None,
 ) -> Starlette:
     """A Starlette app serving MCP over streamable HTTP at ``path`` (both protocol eras).
 
     Args:
-        target, name, version, instructions, credentials_of, listing, progress_interval: as
-            :func:`mcp_server`.
+        target, name, version, instructions, credentials_of, listing: as :func:`mcp_server`.
+        options: what every HTTP adapter of the server shares
+            (:class:`~foldkit_agent.edge.HttpOptions`), read here as:
+
+            * ``host``: a name (not a wildcard such as ``0.0.0.0``) is accepted in ``Host``
+              besides the loopback names; ``allowed_hosts``: more host names a ``Host`` (and
+              any ``Origin``) header may carry, any port (others get 421/403).
+            * ``max_body``: the largest request body in bytes (default 4 MiB, the SDK's own
+              default); a larger ``Content-Length`` gets HTTP 413 before anything is read, a
+              larger streamed body as soon as it passes the limit. Every body is JSON
+              (``Content-Type``, else 415) and parsed strictly
+              (:func:`foldkit_agent.edge.wire.loads_strict`: duplicate keys, ``NaN``,
+              ``1e400``, lone surrogates, nesting over 100 levels or more than ``max_items``
+              values are a JSON-RPC parse error, HTTP 400).
+            * ``caps.sessions_per_caller``, ``caps.sessions``: most handshake-era sessions one
+              caller (:func:`foldkit_agent.edge.callers.caller_key`: the token's subject;
+              every anonymous caller together counts as one) and all callers may hold open
+              (defaults 100 and 1,000); an ``initialize`` past them is refused with HTTP 429
+              or 503 and a JSON-RPC error naming the cap. ``caps.session_idle_timeout``:
+              seconds after which a session with no request in flight is closed by the SDK,
+              giving its slot back (default 1,800). ``caps.streams_per_caller``,
+              ``caps.streams``: most open streams (handshake-era ``GET`` streams and
+              modern-era ``subscriptions/listen``) one caller and all callers may hold
+              (defaults 16 and 256); past them, 429 or 503.
+            * ``progress_interval``: as :func:`mcp_server`.
+            * ``tokens``: when set (and no ``token_verifier``), the bearer tokens every request
+              needs, checked by a :class:`StaticTokenVerifier` over that table.
         path: the endpoint path.
-        host: the host the app will be served on; a name (not a wildcard such as ``0.0.0.0``)
-            is accepted in ``Host`` besides the loopback names.
-        allowed_hosts: more host names a ``Host`` (and any ``Origin``) header may carry, any
-            port (:class:`~foldkit_agent.edge.HostPolicy`; others get 421/403); ``"*"`` accepts
-            any well-formed host (only behind a proxy that checks ``Host``). The loopback names
-            are always accepted.
-        token_verifier: when given, every request needs ``Authorization: Bearer <token>``,
-            checked before any byte of the body is read: a missing or unknown token gets HTTP
-            401 (``WWW-Authenticate``), a token without a required scope 403, and the verified
-            ``AccessToken`` becomes the call's credentials (protocol notes §1.6).
+        token_verifier: when given (or made from ``options.tokens``), every request needs
+            ``Authorization: Bearer <token>``, checked before any byte of the body is read: a
+            missing or unknown token gets HTTP 401 (``WWW-Authenticate``), a token without a
+            required scope 403, and the verified ``AccessToken`` becomes the call's
+            credentials (protocol notes §1.6).
         auth: the SDK's ``AuthSettings`` (issuer, resource URL, required scopes); by default
             a resource server with no advertised metadata and no required scopes.
-        max_body: the largest request body in bytes (default 4 MiB, the SDK's own default);
-            a larger ``Content-Length`` gets HTTP 413 before anything is read, a larger
-            streamed body as soon as it passes the limit. Every body is JSON
-            (``Content-Type``, else 415) and parsed strictly
-            (:func:`foldkit_agent.edge.wire.loads_strict`: duplicate keys, ``NaN``, ``1e400``,
-            lone surrogates, nesting over 100 levels or more than ``max_items`` values are a
-            JSON-RPC parse error, HTTP 400).
-        max_items: most JSON values in one body (default 10,000).
-        max_sessions_per_caller, max_sessions: most handshake-era sessions one caller
-            (:func:`foldkit_agent.edge.callers.caller_key`: the token's subject; every
-            anonymous caller together counts as one) and all callers may hold open (defaults
-            100 and 1,000); an ``initialize`` past them is refused with HTTP 429 or 503 and a
-            JSON-RPC error naming the cap.
-        session_idle_timeout: seconds after which a session with no request in flight is
-            closed by the SDK, giving its slot back (default 1,800).
-        max_streams_per_caller, max_streams: most open streams (handshake-era ``GET``
-            streams and modern-era ``subscriptions/listen``) one caller and all callers may
-            hold (defaults 16 and 256); past them, 429 or 503.
         calls: the server's calls in flight and their per-caller caps, as
-            :func:`mcp_server`.
+            :func:`mcp_server`; default one of its own within ``options.caps``.
 
     Returns:
         A :class:`starlette.applications.Starlette` whose lifespan runs the MCP session
         manager (run that lifespan when you mount it inside another app).
 
+    Raises:
+        ValueError: an unknown ``listing`` (:func:`mcp_server`), or a malformed
+            ``allowed_hosts`` entry (:class:`~foldkit_agent.edge.HostPolicy`).
+
     Example:
-        >>> app = http_app(rt, name="todo", version="1.0", token_verifier=verifier)
+        >>> shared = HttpOptions(caps=CallerLimits(sessions_per_caller=10))
+        >>> app = http_app(rt, name="todo", version="1.0", options=shared,
+        ...                token_verifier=verifier)
         >>> uvicorn.run(app, host="127.0.0.1", port=8000)
     """
+    caps, host = options.caps, options.host
+    max_body = options.body_limit(DEFAULT_MAX_BODY)
+    if token_verifier is None and options.tokens is not None:
+        token_verifier = StaticTokenVerifier(options.tokens)
     server = mcp_server(
         target,
         name=name,
@@ -247,8 +243,8 @@ def http_app(
         instructions=instructions,
         credentials_of=credentials_of,
         listing=listing,
-        progress_interval=progress_interval,
-        calls=calls,
+        progress_interval=options.progress_interval,
+        calls=CallsInFlight(caps) if calls is None else calls,
     )
     if token_verifier is not None and auth is None:
         auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)  # pyright: ignore[reportArgumentType]
@@ -257,8 +253,8 @@ def http_app(
         host=host,
         auth=auth,
         max_request_body_size=max_body,
-        session_idle_timeout=session_idle_timeout,
-        max_sessions=max_sessions,
+        session_idle_timeout=caps.session_idle_timeout,
+        max_sessions=caps.sessions,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     served_as = [] if host in _WILDCARD_BINDS else [host]
@@ -273,13 +269,13 @@ def http_app(
 
     sessions = Slots(
         "open MCP sessions",
-        per_caller=min(max_sessions_per_caller, max_sessions),
-        total=max_sessions,
+        per_caller=min(caps.sessions_per_caller, caps.sessions),
+        total=caps.sessions,
     )
     streams = Slots(
         "open MCP streams",
-        per_caller=min(max_streams_per_caller, max_streams),
-        total=max_streams,
+        per_caller=min(caps.streams_per_caller, caps.streams),
+        total=caps.streams,
         evict_idle=True,
     )
     manager = server.session_manager
@@ -301,7 +297,7 @@ def http_app(
         app.add_middleware(AuthContextMiddleware)
     app.add_middleware(
         EdgeGuard,
-        hosts=HostPolicy(allowed_hosts, also=served_as),
+        hosts=HostPolicy(options.allowed_hosts, also=served_as),
         classify=_classifier(path),
         max_body=max_body,
         render=jsonrpc_or_plain,
@@ -309,7 +305,7 @@ def http_app(
         if token_verifier is None or auth is None
         else _bearer(token_verifier, auth),
         on_refusal=audit,
-        max_items=max_items,
+        max_items=options.max_items,
         hold=stream_hold(path, streams),
         unwatched=lists_alone(inline),
     )

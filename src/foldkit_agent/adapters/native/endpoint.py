@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.routing import Mount
 
 from ...edge.calls import CallsInFlight
+from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import awaited
 from ...edge.tokens import TokenTable
 from ..web.surface import PRINCIPAL_HEADER, SurfaceTarget, agent_surface, service_caller
@@ -114,9 +115,9 @@ def native_app(
     target: SurfaceTarget,
     *,
     service_tokens: Mapping[str, Any] | Iterable[str],
+    options: HttpOptions = DEFAULT_HTTP_OPTIONS,
     credentials_of: CredentialsOf | None = None,
     path: str = "/agent",
-    allowed_hosts: Iterable[str] | str | None = None,
     transport: str = "agent-native",
     trust_service_approvals: bool = False,
     calls: CallsInFlight | None = None,
@@ -143,8 +144,11 @@ def native_app(
             principal, deciding per service whether to trust it. Raising refuses with 403.
         path: where the surface is mounted; the generated actions' ``--url`` is
             ``<origin><path>``.
-        allowed_hosts: more accepted ``Host`` names besides the loopback names (see
-            :func:`~foldkit_agent.adapters.web.agent_surface`).
+        options: what every HTTP adapter of the server shares
+            (:class:`~foldkit_agent.edge.HttpOptions`), read as
+            :func:`~foldkit_agent.adapters.web.agent_surface` reads it (host names, body caps,
+            the ``events`` stream caps); its ``tokens`` are not read: ``service_tokens`` are
+            these callers' credentials.
         transport: ``Invocation.transport`` of these calls (audited).
         trust_service_approvals: count a call's ``X-Foldkit-Approved`` header (sent by a
             generated action after Agent Native's ``needsApproval`` step asked its user) as a
@@ -154,13 +158,15 @@ def native_app(
             it on only for services you trust to ask their user.
         calls: the server's calls in flight, whose per-caller caps (each service token's
             identity is one caller) count these calls with every other transport's
-            (:class:`~foldkit_agent.edge.calls.CallsInFlight`); default one of its own.
+            (:class:`~foldkit_agent.edge.calls.CallsInFlight`); default one of its own within
+            ``options.caps``.
 
     Returns:
         A Starlette app; serve it with uvicorn or mount it in the application's server.
 
     Raises:
-        ValueError: no tokens, a short token, or a token mapped to ``None``.
+        ValueError: no tokens, a short token, a token mapped to ``None``, or a malformed
+            ``options.allowed_hosts`` entry.
         TypeError: ``service_tokens`` is a single string.
 
     Example:
@@ -183,7 +189,7 @@ def native_app(
         target,
         credentials_of=credentials,
         service_auth=table.lookup,
-        allowed_hosts=allowed_hosts,
+        options=options,
         transport=transport,
         service_transport=transport,
         service_only=True,

@@ -95,16 +95,11 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ...edge.callers import (
-    DEFAULT_PAGE_SESSIONS,
-    DEFAULT_PAGE_STREAMS,
-    DEFAULT_STREAMS_PER_CALLER,
-    Slots,
-)
+from ...edge.callers import Slots
 from ...edge.calls import CallsInFlight
 from ...edge.guard import EdgeGuard, Hold, route_path
 from ...edge.hosts import LOOPBACK_HOSTS, HostPolicy
-from ...edge.wire import DEFAULT_MAX_ITEMS
+from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...runtime.bound import AgentRuntime
 from .approvals import APPROVED_HEADER
 from .checks import SurfaceAuth, classify, render
@@ -169,18 +164,13 @@ def agent_surface(
     session_of: SessionOf | None = None,
     service_auth: ServiceAuth | None = None,
     csrf_secret: bytes | None = None,
-    allowed_hosts: Iterable[str] | str | None = None,
+    options: HttpOptions = DEFAULT_HTTP_OPTIONS,
     allowed_origins: Iterable[str] = (),
-    max_body: int = DEFAULT_MAX_BODY,
-    max_items: int = DEFAULT_MAX_ITEMS,
     transport: str = "webmcp",
     service_transport: str = "agent-native",
     ping: float = 15.0,
     service_only: bool = False,
     trust_service_approvals: bool = False,
-    max_streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER,
-    max_streams: int = DEFAULT_PAGE_STREAMS,
-    max_page_sessions: int = DEFAULT_PAGE_SESSIONS,
     calls: CallsInFlight | None = None,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
@@ -198,12 +188,29 @@ def agent_surface(
         service_auth: ``(bearer token) -> service identity | None`` (sync or async) for
             server-to-server callers; ``None`` refuses every bearer token.
         csrf_secret: HMAC key for CSRF tokens (>= 16 bytes); random per surface by default.
-        allowed_hosts: more accepted ``Host`` names (any port) besides the loopback names,
-            which are always accepted (:class:`~foldkit_agent.edge.HostPolicy`); ``"*"``
-            accepts any well-formed host (only behind a proxy that checks ``Host``).
+        options: what every HTTP adapter of the server shares
+            (:class:`~foldkit_agent.edge.HttpOptions`), read here as:
+
+            * ``allowed_hosts``: more accepted ``Host`` names (any port) besides the
+              loopback names, which are always accepted; ``"*"`` accepts any well-formed
+              host (only behind a proxy that checks ``Host``).
+            * ``max_body``: largest ``invoke`` body in bytes (default 64 KiB); larger is
+              413. ``max_items``: most JSON values in one body (default 10,000).
+            * ``caps.streams_per_caller``, ``caps.page_streams``: most open ``events``
+              streams one caller and all callers together may hold (defaults 16 and 64: page
+              sessions are free to mint, so all of them share this one small pool; each
+              stream holds a connection); past them 429 or 503 naming the cap (at the total,
+              the longest-idle stream is ended to make room instead).
+            * ``caps.page_sessions``: page sessions counted apart (default 1,000;
+              :class:`PageSessions`): each page session that asked ``session`` for its token
+              holds its own share of streams; any other anonymous page is the one anonymous
+              caller (:data:`foldkit_agent.edge.callers.ANONYMOUS`), so a cookie a page makes
+              up for itself buys nothing.
+            * the call caps, of the default ``calls``.
+
+            Its ``host``, ``tokens`` and ``progress_interval`` are not read: a page signs in
+            with its session, a service caller through ``service_auth``.
         allowed_origins: extra origins (``"https://app.example"``) allowed to invoke.
-        max_body: largest ``invoke`` body in bytes (default 64 KiB); larger is 413.
-        max_items: most JSON values in one body (default 10,000).
         transport: ``Invocation.transport`` for page callers (default ``"webmcp"``).
         service_transport: ``Invocation.transport`` for service callers
             (default ``"agent-native"``).
@@ -214,22 +221,12 @@ def agent_surface(
             at its word that a person approved (the generated Agent Native actions send it
             after their ``needsApproval`` step). Off by default: a service caller of a
             ``confirm`` capability is then refused as ``"unavailable"``.
-
-        max_streams_per_caller, max_streams: most open ``events`` streams one caller and all
-            callers together may hold (defaults 16 and 64: page sessions are free to mint, so
-            all of them share this one small pool; each stream holds a connection); past
-            them 429 or 503 naming the cap (at the total, the longest-idle stream is ended
-            to make room instead).
-        max_page_sessions: page sessions counted apart (default 1,000; :class:`PageSessions`):
-            each page session that asked ``session`` for its token holds its own share of
-            streams; any other anonymous page is the one anonymous caller
-            (:data:`foldkit_agent.edge.callers.ANONYMOUS`), so a cookie a page makes up for
-            itself buys nothing.
         calls: the server's calls in flight, whose per-caller caps on calls in flight and on
             calls waiting for a person count this surface's calls with every other
             transport's (:class:`~foldkit_agent.edge.calls.CallsInFlight`; share one among
-            every adapter of a server); default one of its own. Every anonymous page
-            together is one caller for them, however many sessions it holds.
+            every adapter of a server); default one of its own within ``options.caps``.
+            Every anonymous page together is one caller for them, however many sessions it
+            holds.
 
     Approval (DESIGN §11): a page caller's ``invoke`` of a ``confirm`` capability is parked
     while the person in the page answers through ``approvals``, so it holds no connection
@@ -243,12 +240,14 @@ def agent_surface(
         (``Mount("/agent", app=...)``) or serve it directly.
 
     Raises:
-        ValueError: ``max_body`` below 2 bytes, a ``csrf_secret`` shorter than 16 bytes, or a
-            malformed ``allowed_hosts``/``allowed_origins`` entry.
+        ValueError: a ``csrf_secret`` shorter than 16 bytes, or a malformed
+            ``options.allowed_hosts``/``allowed_origins`` entry.
 
     Example:
-        >>> app = agent_surface(runtime, credentials_of=lambda r: users.get(r.cookies.get("sid")))
+        >>> app = agent_surface(runtime, credentials_of=lambda r: users.get(r.cookies.get("sid")),
+        ...                     options=HttpOptions(allowed_hosts=["app.example"]))
     """
+    limits = options.caps
     config = SurfaceConfig(
         target=target,
         credentials_of=credentials_of,
@@ -258,9 +257,9 @@ def agent_surface(
         service_transport=service_transport,
         ping=ping,
         trust_service_approvals=trust_service_approvals,
-        calls=CallsInFlight() if calls is None else calls,
+        calls=CallsInFlight(limits) if calls is None else calls,
     )
-    sessions = PageSessions(max_page_sessions)
+    sessions = PageSessions(limits.page_sessions)
     surface = Surface(config, sessions)
     auth = SurfaceAuth(
         service_auth=service_auth,
@@ -270,20 +269,20 @@ def agent_surface(
     )
     streams = Slots(
         "open event streams",
-        per_caller=min(max_streams_per_caller, max_streams),
-        total=max_streams,
+        per_caller=min(limits.streams_per_caller, limits.page_streams),
+        total=limits.page_streams,
         evict_idle=True,
     )
     guard = Middleware(
         EdgeGuard,
-        hosts=HostPolicy(allowed_hosts),
+        hosts=HostPolicy(options.allowed_hosts),
         classify=classify,
-        max_body=max_body,
+        max_body=options.body_limit(DEFAULT_MAX_BODY),
         render=render,
         authenticate=auth,
         on_refusal=surface.audit_refusal,
         allowed_origins=allowed_origins,
-        max_items=max_items,
+        max_items=options.max_items,
         hold=_events_hold(streams),
         caller=page_caller(sessions, session_of),
     )

@@ -38,6 +38,7 @@ from starlette.routing import Mount, Route, request_response
 
 from ...edge.guard import EdgeGuard, Rules
 from ...edge.hosts import HostPolicy
+from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from .surface import DEFAULT_MAX_BODY, SurfaceTarget, agent_surface
 
 __all__ = ["BRIDGE_FILE", "bridge_script", "mount", "script_tag", "webmcp_app", "webmcp_surface"]
@@ -70,7 +71,7 @@ def webmcp_surface(target: SurfaceTarget, **surface: Any) -> Starlette:
     Args:
         target: a bound runtime or ``resolve(request) -> AgentRuntime``.
         **surface: keyword arguments of :func:`foldkit_agent.adapters.web.surface.agent_surface`
-            (``credentials_of``, ``session_of``, ``service_auth``, ``allowed_hosts``, ...);
+            (``credentials_of``, ``session_of``, ``service_auth``, ``options``, ...);
             ``transport`` defaults to ``"webmcp"``.
 
     Returns:
@@ -203,6 +204,7 @@ def webmcp_app(
     title: str = "foldkit-agent",
     path: str = "/agent",
     head_scripts: tuple[str, ...] = (),
+    options: HttpOptions = DEFAULT_HTTP_OPTIONS,
     **surface: Any,
 ) -> Starlette:
     """A complete app: a plain page at ``/`` that shows the context and loads the bridge,
@@ -214,7 +216,21 @@ def webmcp_app(
         title: the page title.
         path: where the surface is mounted.
         head_scripts: script URLs loaded before the bridge (a WebMCP polyfill, say).
-        **surface: as for :func:`webmcp_surface`.
+        options: what every HTTP adapter of the server shares
+            (:class:`~foldkit_agent.edge.HttpOptions`): the page at ``/`` holds to its
+            ``allowed_hosts``, the surface reads it as
+            :func:`~foldkit_agent.adapters.web.surface.agent_surface` does.
+        **surface: the other keywords of :func:`webmcp_surface`.
+
+    Returns:
+        A Starlette app: ``GET /`` and the surface's routes under ``path``.
+
+    Raises:
+        ValueError: as :func:`~foldkit_agent.adapters.web.surface.agent_surface`.
+
+    Example:
+        >>> shared = HttpOptions(caps=CallerLimits(page_streams=8))
+        >>> app = webmcp_app(rt, title="Todos", options=shared)
     """
     import json
 
@@ -236,10 +252,13 @@ def webmcp_app(
     # takes no credentials and no body).
     guarded = EdgeGuard(
         request_response(homepage),
-        hosts=HostPolicy(surface.get("allowed_hosts")),
+        hosts=HostPolicy(options.allowed_hosts),
         classify=Rules(origin="none", body=False),
         max_body=DEFAULT_MAX_BODY,
     )
     return Starlette(
-        routes=[Route("/", guarded, methods=["GET"]), mount(target, path=base, **surface)]
+        routes=[
+            Route("/", guarded, methods=["GET"]),
+            mount(target, path=base, options=options, **surface),
+        ]
     )

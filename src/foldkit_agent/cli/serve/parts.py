@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from starlette.applications import Starlette
@@ -18,13 +19,15 @@ from starlette.routing import Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from ... import __version__
+from ...edge.callers import DEFAULT_CALLER_LIMITS
 from ...edge.calls import CallsInFlight
+from ...edge.options import HttpOptions
 from .options import ServeOptions, token_table
 
 if TYPE_CHECKING:
     from ...adapters.mcp.listing import Listing
 
-__all__ = ["HttpPart", "combine", "http_parts"]
+__all__ = ["HttpPart", "combine", "http_options", "http_parts"]
 
 HttpPart = Callable[[Any], Starlette]
 """Builds one adapter's Starlette app for a target: a runtime, or a ``resolve(ctx)`` such as
@@ -94,46 +97,33 @@ def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) 
     MCP answers ``/mcp``; A2A ``/.well-known/agent-card.json`` and ``/a2a/...``; WebMCP a page
     at ``/`` and its surface under ``/agent/``; the endpoint generated Agent Native actions
     call (``native_app``) ``/native``, for servers sending one of ``options.native_tokens``.
-    With ``options.tokens``, MCP and A2A require one of them as a bearer token (401
+    Every adapter takes the one :class:`~foldkit_agent.edge.HttpOptions` of
+    :func:`http_options` and one :class:`~foldkit_agent.edge.CallsInFlight`: the same host
+    names, per-caller caps, signs of life and bearer tokens, and one count of calls in flight
+    and waiting for a person. With ``options.tokens``, MCP and A2A require one of them (401
     otherwise; the A2A card stays public), looked up in one shared
     :class:`~foldkit_agent.edge.TokenTable`; the verified subject and scopes become the
     call's credentials. The WebMCP page has no login here, so its calls carry no principal.
-    Every adapter accepts the same host names (:attr:`ServeOptions.extra_hosts`) and holds
-    to the same per-caller caps (``options.caller_limits``).
 
     Args:
         options: what ``serve`` was asked for.
         base_url: the origin the A2A card's URLs name (with the tenant's path, if any).
         task_store: where A2A keeps its tasks (an ``a2a.server.tasks.TaskStore``, such as
             :class:`~foldkit_agent.adapters.a2a.SqlTaskStore`); by default a
-            ``BoundedTaskStore`` in memory within the caps.
+            ``BoundedTaskStore`` in memory within the caps (``a2a_app``'s own default).
     """
     parts: list[HttpPart] = []
-    table = token_table(options.tokens) if options.tokens else None
-    caps = options.caller_limits
-    name, hosts = options.server_name, options.extra_hosts
-    calls = CallsInFlight(caps)  # one set of caps on calls in flight for every adapter
+    shared = http_options(options)
+    name, version = options.server_name, __version__
+    calls = CallsInFlight(shared.caps)
     if options.mcp == "http":
-        from ...adapters.mcp import StaticTokenVerifier, http_app
+        from ...adapters.mcp import http_app
 
-        verifier = None if table is None else StaticTokenVerifier(table)
+        listing = cast("Listing", options.listing)
 
         def mcp_part(rt: Any) -> Starlette:
             return http_app(
-                rt,
-                name=name,
-                version=__version__,
-                host=options.host,
-                token_verifier=verifier,
-                allowed_hosts=hosts,
-                listing=cast("Listing", options.listing),
-                progress_interval=options.progress_interval,
-                max_sessions_per_caller=caps.sessions_per_caller,
-                max_sessions=caps.sessions,
-                session_idle_timeout=caps.session_idle_timeout,
-                max_streams_per_caller=caps.streams_per_caller,
-                max_streams=caps.streams,
-                calls=calls,
+                rt, name=name, version=version, options=shared, listing=listing, calls=calls
             )
 
         parts.append(mcp_part)
@@ -141,53 +131,56 @@ def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) 
         from ...adapters.web.webmcp import webmcp_app
 
         def webmcp_part(rt: Any) -> Starlette:
-            return webmcp_app(
-                rt,
-                title=name,
-                allowed_hosts=hosts,
-                max_streams_per_caller=caps.streams_per_caller,
-                max_streams=caps.page_streams,
-                max_page_sessions=caps.page_sessions,
-                calls=calls,
-            )
+            return webmcp_app(rt, title=name, options=shared, calls=calls)
 
         parts.append(webmcp_part)
     if options.native:
         from ...adapters.native import native_app
 
+        # The endpoint's event streams are a pool of their own at the default caps, which
+        # ServeOptions.stream_pools counts against --max-connections as such.
+        native = replace(shared, caps=DEFAULT_CALLER_LIMITS)
+        tokens = list(options.native_tokens)
+
         def native_part(rt: Any) -> Starlette:
             return native_app(
-                rt,
-                service_tokens=list(options.native_tokens),
-                path="/native",
-                allowed_hosts=hosts,
-                calls=calls,
+                rt, service_tokens=tokens, path="/native", options=native, calls=calls
             )
 
         parts.append(native_part)
     if options.a2a:
-        from ...adapters.a2a import BearerTokenBackend, BoundedTaskStore, a2a_app
-
-        backend = None if table is None else BearerTokenBackend(table, required=True)
+        from ...adapters.a2a import a2a_app
 
         def a2a_part(rt: Any) -> Starlette:
             return a2a_app(
                 rt,
                 name=name,
-                version=__version__,
+                version=version,
                 base_url=base_url,
-                authentication=backend,
-                allowed_hosts=hosts,
-                progress_interval=options.progress_interval,
-                task_store=BoundedTaskStore(
-                    max_tasks=caps.tasks,
-                    max_per_caller=caps.tasks_per_caller,
-                    max_age=caps.task_max_age,
-                )
-                if task_store is None
-                else task_store,
+                options=shared,
+                task_store=task_store,
                 calls=calls,
             )
 
         parts.append(a2a_part)
     return parts
+
+
+def http_options(options: ServeOptions) -> HttpOptions:
+    """What every HTTP adapter of this server shares, built once from ``serve``'s options.
+
+    The host it binds and the extra host names (``--allowed-host``), the per-caller caps,
+    the rhythm of signs of life (``--progress-interval``) and the bearer tokens
+    (``--token``, one :class:`~foldkit_agent.edge.TokenTable` for MCP and A2A).
+
+    Example:
+        >>> http_options(ServeOptions(target="app:agent", mcp="http")).host
+        '127.0.0.1'
+    """
+    return HttpOptions(
+        host=options.host,
+        allowed_hosts=options.extra_hosts or (),
+        caps=options.caller_limits,
+        progress_interval=options.progress_interval,
+        tokens=token_table(options.tokens) if options.tokens else None,
+    )
