@@ -150,6 +150,7 @@ PRIVATE_MODULES: dict[str, str] = {
     "adapters/a2a/_sdk.py": "tests/adapters/a2a/test_sdk.py",
     "adapters/mcp/_sdk.py": "tests/adapters/mcp/test_sdk.py",
     "edge/_uvicorn.py": "tests/edge/test_uvicorn.py",
+    "runtime/_otel.py": "tests/runtime/test_otel.py",
 }
 
 PROTOCOL_OBJECTS: dict[str, str] = {

@@ -34,6 +34,7 @@ from ..errors import (
     AgentError,
     AgentResourceError,
 )
+from ._otel import provider_set
 from .outcome import Outcome, summarize
 from .pipeline import Call
 from .plan import Plan, holds, plan_for
@@ -45,11 +46,8 @@ __all__ = ["AgentRuntime", "Change", "PrincipalProvider", "bind"]
 
 _log = logging.getLogger("foldkit_agent.runtime")
 _tracer = trace.get_tracer("foldkit_agent")
-# No tracer provider configured: spans would be no-ops, so the dispatch path skips them. Until
-# a provider is set, the API's ProxyTracerProvider hands out a ProxyTracer; after, the
-# provider's own tracer: that public probe is used rather than trace.get_tracer_provider(),
-# which reads os.environ on every call while none is set (the env var is read once, here).
-_PROBE = trace.ProxyTracerProvider()
+# No tracer provider configured: spans would be no-ops, so the dispatch path skips them. Asked
+# on every call (see _otel for why the answer comes from there); the env var is read once, here.
 _tracing = ["OTEL_PYTHON_TRACER_PROVIDER" in os.environ]  # once set, always: it is set once
 
 
@@ -397,7 +395,7 @@ class AgentRuntime(Generic[M, P]):
             in_app_invocation() if invocation is None else invocation,
             self._audit,
         )
-        if _tracing[0] or not isinstance(_PROBE.get_tracer("foldkit_agent"), trace.ProxyTracer):
+        if _tracing[0] or provider_set():
             _tracing[0] = True
             return self._traced(call)
         return call.run()
