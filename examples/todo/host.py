@@ -11,7 +11,7 @@ from typing import Any
 
 from foldkit_agent import AgentRuntime, AuditLog, Program, Running, agent
 
-from .app import Model, load_todos, update, with_store
+from .app import Model, TodoMessage, load_todos, update, with_store
 from .contract import AppAgent, TodoAgent, principal
 from .store import DEFAULT_TENANT, STORE_ENV, TodoStore, open_store
 
@@ -47,11 +47,12 @@ async def run_todo(
         todo_store, owned = store, False
     try:
         program: Program[Model, Any] = (
-            Program(init=initial or Model(), update=update)  # the Model is all there is
-            if todo_store is None
+            Program(init=initial or Model(), update=update, message=TodoMessage)
+            if todo_store is None  # the Model is all there is
             else Program(
                 init=(initial or Model(), [load_todos(todo_store)]),
                 update=with_store(todo_store),
+                message=TodoMessage,
             )
         )
         async with program.run() as running:

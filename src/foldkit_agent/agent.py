@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import Any, Generic, TypeVar, Unpack, overload
+from typing import Any, Generic, Unpack, overload
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from . import audit, contract, errors, runtime
+from .app.host import SupportsHost
 from .app.message import MessageUnion
 from .app.projection import Projection
 from .app.surface import Action, Application, MessageSet
@@ -30,8 +32,8 @@ from .audit import *  # noqa: F403
 from .audit.log import AuditLog
 from .contract import *  # noqa: F403
 from .contract.approval import DEFAULT_APPROVAL_TIMEOUT
-from .contract.calls import AuthorizationRequest, Invocation, InvocationContext
-from .contract.completion import CompletionContract, StateCompletion, StateSource, when
+from .contract.calls import AuthorizationRequest
+from .contract.completion import CompletionContract, when
 from .contract.declare import (
     AgentDefinition,
     ExposedMessages,
@@ -42,12 +44,12 @@ from .contract.declare import (
     resource,
 )
 from .contract.presentation import PresentationOptions
-from .contract.variant import ActionVariant, Variant, action, variant
+from .contract.variant import ActionVariant, Variant, VariantFn, action, variant
 from .errors import *  # noqa: F403
 from .errors import AgentContractError
 from .manifest import context_schema, messages, resources, schema, to_manifest, to_markdown
 from .runtime import *  # noqa: F403
-from .runtime.bound import AgentRuntime, bind
+from .runtime.bound import AgentRuntime, PrincipalProvider, bind
 
 __all__: list[str] = [
     "AgentBuilder",
@@ -68,47 +70,39 @@ __all__ += runtime.__all__
 M = TypeVar("M", bound=BaseModel)
 P = TypeVar("P")
 P2 = TypeVar("P2")
+U = TypeVar("U", contravariant=True, default=Any)
+E = TypeVar("E")
+
+_Variants = (
+    Mapping[type[E], Variant[M, P, Any] | ActionVariant | str]
+    | Mapping[str, Variant[M, P, Any] | ActionVariant | str]
+)
+"""An ``expose`` mapping: Message class (or tag) -> variant, action or description."""
 
 
-class AgentBuilder(Generic[M, P]):
-    """The contract functions with the Model (and optionally Principal) type fixed.
+class AgentBuilder(Generic[M, P, U]):
+    """The contract functions with the Model, principal and Message union types fixed.
 
     Build it with :func:`for_application` or :func:`for_model`; ``with_principal(User)``
     fixes the principal type. Its methods are the module functions of the same names, typed
-    so that hooks receive ``M`` and ``P``.
+    so that hooks receive ``M``, ``P`` and the variant's input, ``expose`` reads the exposed
+    Messages off its keys, and ``bind`` rejects a host that cannot accept them or a principal
+    provider of another type. ``variant`` and ``when`` are the module's functions themselves.
     """
 
-    def __init__(self, model_type: type[M], union: MessageUnion | None = None) -> None:
+    variant: VariantFn[M, P]
+    """:func:`~foldkit_agent.contract.variant.variant`, typed for ``M`` and ``P``."""
+
+    when = staticmethod(when)
+
+    def __init__(self, model_type: type[M], union: MessageUnion[U] | None = None) -> None:
         self.model_type = model_type
         self.union = union
+        self.variant = variant
 
-    def with_principal(self, principal_type: type[P2] | None = None) -> AgentBuilder[M, P2]:
+    def with_principal(self, principal_type: type[P2] | None = None) -> AgentBuilder[M, P2, U]:
         """The same builder, with the principal type fixed (for type checkers)."""
-        return AgentBuilder(self.model_type, self.union)  # pyright: ignore[reportReturnType]
-
-    def variant(
-        self,
-        *,
-        description: str,
-        name: str | None = None,
-        available: Callable[[M], bool] | None = None,
-        authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
-        input: type[BaseModel] | None = None,
-        to_message: Callable[[Any, InvocationContext[M, P]], Any] | None = None,
-        completion: CompletionContract | None = None,
-        **presentation: Unpack[PresentationOptions[M, P]],
-    ) -> Variant[M, P]:
-        """See :func:`~foldkit_agent.contract.variant.variant`."""
-        return variant(
-            description=description,
-            name=name,
-            available=available,
-            authorize=authorize,
-            input=input,
-            to_message=to_message,
-            completion=completion,
-            **presentation,
-        )
+        return AgentBuilder(self.model_type, self.union)
 
     def action(
         self,
@@ -117,7 +111,7 @@ class AgentBuilder(Generic[M, P]):
         available: Callable[[M], bool] | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
         completion: CompletionContract | None = None,
-        **presentation: Unpack[PresentationOptions[M, P]],
+        **presentation: Unpack[PresentationOptions[M, P, Any]],
     ) -> ActionVariant:
         """See :func:`~foldkit_agent.contract.variant.action`."""
         return action(
@@ -129,24 +123,26 @@ class AgentBuilder(Generic[M, P]):
         )
 
     @overload
-    def expose(self, mapping: Mapping[Any, Any], /) -> ExposedMessages: ...
+    def expose(self, mapping: _Variants[E, M, P], /) -> ExposedMessages[E]: ...
 
     @overload
     def expose(
-        self, union: MessageUnion | Application[Any], mapping: Mapping[Any, Any], /
-    ) -> ExposedMessages: ...
+        self, union: MessageUnion[E] | Application[Any, E], mapping: _Variants[E, M, P], /
+    ) -> ExposedMessages[E]: ...
 
     def expose(
         self,
-        union_or_mapping: MessageUnion | Application[Any] | Mapping[Any, Any],
+        union_or_mapping: MessageUnion | Application[Any, Any] | Mapping[Any, Any],
         mapping: Mapping[Any, Any] | None = None,
         /,
-    ) -> ExposedMessages:
+    ) -> ExposedMessages[Any]:
         """See :func:`~foldkit_agent.contract.declare.expose`; the union defaults to the app's.
 
         ``TodoAgent.expose({...})`` exposes Messages of the builder's own union (the one
         :func:`for_application` captured); ``TodoAgent.expose(TodoMessage, {...})`` names the
-        union explicitly. Both type-check.
+        union explicitly. Both type-check and type the exposed Messages from the class keys;
+        a class key outside the union is a type error in the second form, and in both a
+        contract error here.
 
         Raises:
             AgentContractError: see :func:`~foldkit_agent.contract.declare.expose`.
@@ -169,7 +165,7 @@ class AgentBuilder(Generic[M, P]):
             raise AgentContractError("expose takes the Message union first, then the mapping")
         return expose(union_or_mapping, mapping)
 
-    def expose_subset(self, subset: MessageSet, mapping: Mapping[Any, Any]) -> ExposedMessages:
+    def expose_subset(self, subset: MessageSet, mapping: _Variants[E, M, P]) -> ExposedMessages[E]:
         """See :func:`~foldkit_agent.contract.declare.expose_subset`."""
         return expose_subset(subset, mapping)
 
@@ -177,24 +173,13 @@ class AgentBuilder(Generic[M, P]):
         """See :func:`~foldkit_agent.contract.declare.resource`."""
         return resource(name, description=description, projection=projection)
 
-    def when(
-        self,
-        *,
-        predicate: Callable[[Any, Any], bool],
-        projection: Projection | None = None,
-        source: StateSource | None = None,
-        timeout: float | timedelta | None = None,
-    ) -> StateCompletion:
-        """See :func:`~foldkit_agent.contract.completion.when`."""
-        return when(projection=projection, predicate=predicate, source=source, timeout=timeout)
-
     def make(
         self,
         *,
-        messages: ExposedMessages | Iterable[ExposedMessages],
+        messages: ExposedMessages[E] | Iterable[ExposedMessages[E]],
         context: Projection | None = None,
         resources: Iterable[Resource] = (),
-    ) -> AgentDefinition:
+    ) -> AgentDefinition[M, P, E]:
         """See :func:`~foldkit_agent.contract.declare.make`."""
         return make(
             messages=messages, context=context, resources=resources, model_type=self.model_type
@@ -203,12 +188,12 @@ class AgentBuilder(Generic[M, P]):
     def bind(
         self,
         *,
-        definition: AgentDefinition,
-        host: Any,
+        definition: AgentDefinition[M, P, E],
+        host: SupportsHost[Any, E],
         audit: AuditLog | None = None,
-        principal: Callable[[Invocation], P | Any | None] | None = None,
+        principal: PrincipalProvider[P] | None = None,
         approval_timeout: float | timedelta = DEFAULT_APPROVAL_TIMEOUT,
-    ) -> AgentRuntime[M, P]:
+    ) -> AgentRuntime[M, P, E]:
         """See :func:`~foldkit_agent.runtime.bind`.
 
         Raises:
@@ -229,7 +214,7 @@ class AgentBuilder(Generic[M, P]):
         )
 
 
-def for_application(app: Application[M]) -> AgentBuilder[M, Any]:
+def for_application(app: Application[M, U]) -> AgentBuilder[M, Any, U]:
     """A builder typed for ``app``'s Model, with ``expose`` defaulting to its Message union.
 
     Raises:
@@ -240,6 +225,6 @@ def for_application(app: Application[M]) -> AgentBuilder[M, Any]:
     return AgentBuilder(app.model_type, app.message)
 
 
-def for_model(model_type: type[M], union: MessageUnion | None = None) -> AgentBuilder[M, Any]:
+def for_model(model_type: type[M], union: MessageUnion[U] | None = None) -> AgentBuilder[M, Any, U]:
     """A builder typed for a Model class when there is no captured application."""
     return AgentBuilder(model_type, union)

@@ -117,6 +117,18 @@ def test_an_action_exposed_under_another_tag_is_a_declaration_error() -> None:
     assert d.by_name["reset_all"].tag == "Reset"
 
 
+def test_a_variant_naming_its_message_is_refused_under_another_key() -> None:
+    named = agent.variant(Incremented, description="Add")
+    with pytest.raises(AgentContractError) as info:
+        agent.expose(Msg, {Reset: named})
+    assert str(info.value) == (
+        "the variant for 'Incremented' is keyed under 'Reset'; key it under Incremented or "
+        "name Reset in agent.variant(...)"
+    )
+    d = agent.make(messages=agent.expose(Msg, {Incremented: named}))
+    assert d.by_name["incremented"].message is Incremented
+
+
 def test_expose_subset_refuses_a_key_outside_the_subset() -> None:
     subset = surface.message_set(App, [Incremented])
     with pytest.raises(AgentContractError, match="message set"):

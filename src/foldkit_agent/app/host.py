@@ -9,7 +9,10 @@ A host gives the runtime up to five things, three of them optional:
 * ``observe(on_message) -> unsubscribe``: called with each applied Message (Message
   completion);
 * ``simulate(message) -> Model``: the Model ``update`` would make of the current Model for
-  ``message``, applying nothing and running no command (approval previews, DESIGN §11).
+  ``message``, applying nothing and running no command (approval previews, DESIGN §11);
+* ``accepts``: the Messages ``dispatch`` accepts (a :func:`~.message.message_union`, a
+  :func:`~.surface.message_set` or any collection of Message classes). ``bind`` refuses a
+  contract exposing a Message outside it; without it ``bind`` trusts the host's type.
 
 :class:`~foldkit_agent.app.program.Program` provides one; any other runtime can, through
 :class:`Host`::
@@ -19,11 +22,11 @@ A host gives the runtime up to five things, three of them optional:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Host", "SupportsHost", "Unsubscribe"]
+__all__ = ["Host", "SupportsHost", "Unsubscribe", "host_accepts"]
 
 M = TypeVar("M")
 Msg = TypeVar("Msg")
@@ -54,6 +57,8 @@ class Host(Generic[M, Msg]):
         simulate: ``(message) -> Model``, pure: what ``update`` would return for the current
             Model, with nothing applied and commands dropped; ``None`` when the host cannot
             (approval requests then carry no preview).
+        accepts: the Message classes ``dispatch`` accepts (``message_union(...)``, a
+            message set, a tuple of classes), checked by ``bind``; ``None`` when not declared.
     """
 
     model: Callable[[], M]
@@ -61,6 +66,12 @@ class Host(Generic[M, Msg]):
     subscribe: Callable[[Callable[[M], None]], Unsubscribe] | None = None
     observe: Callable[[Callable[[Msg], None]], Unsubscribe] | None = None
     simulate: Callable[[Msg], M] | None = None
+    accepts: Container[type[Any]] | None = None
+
+
+def host_accepts(host: Any) -> Container[type[Any]] | None:
+    """The Message classes the host declares it accepts (``accepts``), or ``None``."""
+    return getattr(host, "accepts", None)
 
 
 def host_subscribe(host: Any) -> Callable[[Callable[[Any], None]], Unsubscribe] | None:

@@ -15,9 +15,10 @@ Message type::
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic
 
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
 
 from ..errors import AgentContractError
 
@@ -57,13 +58,21 @@ def tag_of(message: Message | type[Message]) -> str:
     return message.__message_tag__
 
 
-class MessageUnion:
+Msg = TypeVar("Msg", bound=Message)
+U = TypeVar("U", contravariant=True, default=Any)
+
+
+class MessageUnion(Generic[U]):
     """A closed union of Message classes. Build it with :func:`message_union`.
 
     Attributes:
         variants: tag -> Message class, in declaration order.
 
     Each variant is also an attribute: ``TodoMessage.RequestedCreateTodo``.
+
+    For a type checker, ``message_union(A, B)`` is a ``MessageUnion[A | B]``, read as "a
+    union holding at least ``A`` and ``B``": a wider union stands in for a narrower one (so
+    ``U`` is contravariant), which is how ``expose`` rejects a key outside the union.
     """
 
     __slots__ = ("_by_class", "variants")
@@ -117,7 +126,7 @@ class MessageUnion:
         return cls.model_validate(payload)
 
 
-def message_union(*classes: type[Message]) -> MessageUnion:
+def message_union(*classes: type[Msg]) -> MessageUnion[Msg]:
     """Close Message classes into one union.
 
     Raises:

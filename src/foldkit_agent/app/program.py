@@ -6,7 +6,7 @@ its Message is dispatched back when it finishes. Messages are applied one at a t
 order they were dispatched; a Message dispatched while another is being applied (from an
 observer, say) is queued behind it::
 
-    program = Program(init=Model(), update=update)
+    program = Program(init=Model(), update=update, message=TodoMessage)
     async with program.run() as running:
         runtime = agent.bind(definition=AppAgent, host=running.host)
         await runtime.messages.dispatch(RequestedCreateTodo, {"title": "Milk"})
@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Container, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar, cast
 
@@ -54,18 +54,28 @@ class Program(Generic[M, Msg]):
     Args:
         init: the initial Model, ``(model, commands)``, or a function returning either.
         update: ``(model, message) -> model | (model, commands)``; must not mutate ``model``.
+        message: the application's Message union (``message_union(...)``), when known: the
+            host then declares it accepts exactly those (``Host.accepts``), and ``bind``
+            refuses a contract that exposes any other Message.
     """
 
-    def __init__(self, *, init: Any, update: Callable[[M, Msg], Any]) -> None:
+    def __init__(
+        self,
+        *,
+        init: Any,
+        update: Callable[[M, Msg], Any],
+        message: Container[type[Any]] | None = None,
+    ) -> None:
         self._init = init
         self._update = update
+        self._accepts = message
 
     @asynccontextmanager
     async def run(self) -> AsyncGenerator[Running[M, Msg]]:
         """Start the program on the running event loop; stop its commands on exit."""
         init = self._init() if callable(self._init) else self._init
         model, commands = _split(init)
-        running: Running[M, Msg] = Running(model, self._update)
+        running: Running[M, Msg] = Running(model, self._update, self._accepts)
         running.start(commands)
         try:
             yield running
@@ -80,7 +90,12 @@ class Running(Generic[M, Msg]):
         host: the :class:`~foldkit_agent.app.host.Host` seam for ``agent.bind``.
     """
 
-    def __init__(self, model: M, update: Callable[[M, Msg], Any]) -> None:
+    def __init__(
+        self,
+        model: M,
+        update: Callable[[M, Msg], Any],
+        accepts: Container[type[Any]] | None = None,
+    ) -> None:
         self._model = model
         self._update = update
         self._queue: deque[Msg] = deque()
@@ -96,6 +111,7 @@ class Running(Generic[M, Msg]):
             subscribe=self.subscribe,
             observe=self.observe,
             simulate=self.simulate,
+            accepts=accepts,
         )
 
     # -- the host seam --------------------------------------------------------------------------

@@ -14,9 +14,10 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from ..errors import AgentContractError
 from .message import Message, MessageUnion
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
+U = TypeVar("U", contravariant=True, default=Any)
+"""The application's Message union (see :class:`~.message.MessageUnion`'s variance)."""
 
 
 class FieldRef:
@@ -163,8 +166,8 @@ def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
 
 
 @dataclass(frozen=True, eq=False)
-class Application(Generic[M]):
-    """An application captured by :func:`application`.
+class Application(Generic[M, U]):
+    """An application captured by :func:`application`, typed by its Model and Message union.
 
     Attributes:
         model_type: the Model class.
@@ -175,7 +178,7 @@ class Application(Generic[M]):
     """
 
     model_type: type[M]
-    message: MessageUnion
+    message: MessageUnion[U]
     initial: M | None = None
     update: Callable[..., Any] | None = None
     model: FieldRef = field(init=False)
@@ -187,10 +190,10 @@ class Application(Generic[M]):
 def application(
     *,
     model: type[M],
-    message: MessageUnion,
+    message: MessageUnion[U],
     initial: M | None = None,
     update: Callable[..., Any] | None = None,
-) -> Application[M]:
+) -> Application[M, U]:
     """Capture an application: its Model type, Message union and, optionally, how it runs.
 
     Raises:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 from rich.console import Console
@@ -98,7 +98,7 @@ def load_definition(reference: str) -> AgentDefinition:
             f"{reference} is not an agent definition (the result of agent.make(...)); "
             f"its type is {kind}"
         )
-    return value
+    return cast(AgentDefinition, value)  # what was loaded names no Model or principal type
 
 
 def definition_or_fail(reference: str) -> AgentDefinition:

@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Generic, Never, Protocol, TypeAlias, overload, runtime_checkable
+
+from typing_extensions import TypeVar
 
 from ..app.message import Message
 from ..app.projection import Projection
@@ -36,6 +38,16 @@ __all__ = [
     "correlate_key",
     "when",
 ]
+
+R = TypeVar("R", default=Any)
+"""The request a completion waits for: the variant's input (its Message when it has none)."""
+S = TypeVar("S", bound=Message, default=Any)
+"""The success Message class."""
+F = TypeVar("F", bound=Message, default=Never)
+"""The failure Message class (``Never`` without one)."""
+V = TypeVar("V", default=Any)
+"""The value a state completion's predicate reads."""
+V_co = TypeVar("V_co", covariant=True, default=Any)
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a completion contract waits by default, counted from the host dispatch call."""
@@ -120,8 +132,16 @@ def by_invocation_id(result_field: str) -> CorrelationKey:
 
 
 @dataclass(frozen=True)
-class Completion:
+class Completion(Generic[R, S, F]):
     """Wait for a result Message after dispatching.
+
+    Generic in the request ``R`` (the variant's input, inferred where the completion is
+    written inline in ``variant(completion=...)``), the ``success`` class ``S`` and the
+    ``failure`` class ``F``, so a type checker gives ``correlate`` its argument types::
+
+        completion=agent.Completion(
+            success=DeletedTodo, correlate=lambda req, res, call: req.id == res.id
+        )
 
     Args:
         success: the Message class that means the work completed.
@@ -137,9 +157,9 @@ class Completion:
             on ``success`` (or ``failure``), so no result could ever match.
     """
 
-    success: type[Message]
-    failure: type[Message] | None = None
-    correlate: Callable[[Any, Any, CallInfo], bool] | None = None
+    success: type[S]
+    failure: type[F] | None = None
+    correlate: Callable[[R, S | F, CallInfo], bool] | None = None
     timeout: float | timedelta | None = None
     seconds: float = field(init=False, repr=False)
 
@@ -161,7 +181,7 @@ class Completion:
 
 
 @runtime_checkable
-class StateSource(Protocol):
+class StateSource(Protocol[V_co]):
     """A value outside the Model that a state completion can wait on (``when(source=...)``).
 
     ``get()`` returns the current value; ``subscribe(callback)`` calls ``callback`` (with any
@@ -169,14 +189,17 @@ class StateSource(Protocol):
     that unsubscribes. The value may be mutated in place, so every notification re-evaluates.
     """
 
-    def get(self) -> Any: ...
+    def get(self) -> V_co: ...
 
     def subscribe(self, callback: Callable[..., None], /) -> Callable[[], None]: ...
 
 
 @dataclass(frozen=True)
-class StateCompletion:
+class StateCompletion(Generic[V, R]):
     """Wait until ``predicate(value, request)`` holds. Build it with :func:`when`.
+
+    Generic in the value ``V`` the predicate reads and the request ``R`` (the variant's
+    input, inferred where ``when`` is written inline in ``variant(completion=...)``).
 
     Attributes:
         projection: the projection of the Model the value is read from, or ``None``.
@@ -184,21 +207,40 @@ class StateCompletion:
     """
 
     projection: Projection | None
-    predicate: Callable[[Any, Any], bool]
+    predicate: Callable[[V, R], bool]
     timeout: float | timedelta | None = None
-    source: StateSource | None = None
+    source: StateSource[V] | None = None
     seconds: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seconds", _seconds(self.timeout))
 
-    def read(self, model: Any) -> Any:
+    def read(self, model: Any) -> V:
         """The value the predicate is given: the source's ``get()`` or the projection of
         ``model``."""
         if self.source is not None:
             return self.source.get()
         assert self.projection is not None
-        return self.projection.get(model)
+        value: Any = self.projection.get(model)  # V is the projection's dict (see when)
+        return value
+
+
+@overload
+def when(
+    *,
+    predicate: Callable[[dict[str, Any], R], bool],
+    projection: Projection,
+    timeout: float | timedelta | None = None,
+) -> StateCompletion[dict[str, Any], R]: ...
+
+
+@overload
+def when(
+    *,
+    predicate: Callable[[V, R], bool],
+    source: StateSource[V],
+    timeout: float | timedelta | None = None,
+) -> StateCompletion[V, R]: ...
 
 
 def when(
@@ -216,6 +258,10 @@ def when(
     a condition already true completes at once. A projection is re-evaluated on every Model
     change that alters the projected value; a source on every notification (it may mutate in
     place). Completed means the condition holds, not that this call made it true.
+
+    Typed for a checker: ``value`` is the projection's ``dict[str, Any]`` (or what
+    ``source.get()`` returns) and ``request`` the variant's input, inferred when ``when`` is
+    written inline in ``variant(completion=...)``.
 
     Args:
         predicate: ``(value, request) -> bool``; one that raises fails that call as a defect.

@@ -11,9 +11,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Generic, cast
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from ..app.message import Message, MessageUnion
 from ..app.projection import Projection
@@ -26,6 +27,11 @@ from .names import NAME_PATTERN, default_name, is_valid_name
 from .presentation import PLAIN, Hints, Presentation
 from .schema import JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
 from .variant import ActionVariant, Variant
+
+M = TypeVar("M", default=Any)
+P = TypeVar("P", default=Any)
+E = TypeVar("E", default=Any)
+E_co = TypeVar("E_co", covariant=True, default=Any)
 
 __all__ = [
     "AgentDefinition",
@@ -113,8 +119,11 @@ class Capability:
 
 
 @dataclass(frozen=True)
-class ExposedMessages:
-    """The capabilities declared by one :func:`expose` call, in declaration order."""
+class ExposedMessages(Generic[E_co]):
+    """The capabilities declared by one :func:`expose` call, in declaration order.
+
+    ``E_co`` is the union of the exposed Message classes (what a host must accept).
+    """
 
     capabilities: tuple[Capability, ...]
 
@@ -135,7 +144,7 @@ def _resolve_key(key: Any, variants: Mapping[str, type[Message]], where: str) ->
 def _capability(cls: type[Message], spec: Any) -> Capability:
     tag = cls.tag()
     if isinstance(spec, str):
-        spec = Variant[Any, Any](description=spec)
+        spec = Variant[Any, Any, Any](description=spec)
     if isinstance(spec, ActionVariant):
         made = spec.action.message
         if made is not cls:
@@ -150,7 +159,13 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
             f"{tag!r}: a variant is a description string, agent.variant(...) or agent.action(...)",
             capability=tag,
         )
-    v = cast(Variant[Any, Any], spec)
+    v = cast(Variant, spec)
+    if v.message is not None and v.message is not cls:
+        raise AgentContractError(
+            f"the variant for {v.message.tag()!r} is keyed under {tag!r}; key it under "
+            f"{v.message.tag()} or name {tag} in agent.variant(...)",
+            capability=tag,
+        )
     if not isinstance(v.description, str) or not v.description.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError(f"{tag!r} needs a non-empty description", capability=tag)
     name = v.name if v.name is not None else default_name(tag)
@@ -201,7 +216,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
 
 def _expose(
     variants: Mapping[str, type[Message]], mapping: Mapping[Any, Any], where: str
-) -> ExposedMessages:
+) -> ExposedMessages[Any]:
     if not isinstance(mapping, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("expose takes a mapping of Message class (or tag) to variant")
     caps: list[Capability] = []
@@ -229,11 +244,17 @@ def _check_unique(caps: Sequence[Capability]) -> None:
         names[cap.name] = cap.tag
 
 
-def expose(union: MessageUnion | Application[Any], mapping: Mapping[Any, Any]) -> ExposedMessages:
+def expose(
+    union: MessageUnion[E] | Application[Any, E],
+    mapping: Mapping[type[E], Variant[Any, Any, Any] | ActionVariant | str]
+    | Mapping[str, Variant[Any, Any, Any] | ActionVariant | str],
+) -> ExposedMessages[E]:
     """Declare which Messages of ``union`` an agent may cause, and how.
 
     ``mapping`` keys are Message classes (preferred) or tags; values are a description
     string, :func:`variant` or :func:`action`. Exposure is opt-in: there is no expose-all.
+    A type checker reads the exposed union ``E`` off the class keys and rejects a class key
+    outside ``union`` (tag keys are checked here, at run time).
 
     Raises:
         AgentContractError: a key outside the union, a bad or duplicate name, or a bad variant.
@@ -248,7 +269,11 @@ def expose(union: MessageUnion | Application[Any], mapping: Mapping[Any, Any]) -
     return _expose(union.variants, mapping, "the Message union")
 
 
-def expose_subset(subset: MessageSet, mapping: Mapping[Any, Any]) -> ExposedMessages:
+def expose_subset(
+    subset: MessageSet,
+    mapping: Mapping[type[E], Variant[Any, Any, Any] | ActionVariant | str]
+    | Mapping[str, Variant[Any, Any, Any] | ActionVariant | str],
+) -> ExposedMessages[E]:
     """:func:`expose`, restricted to a :func:`~.surface.message_set` subset.
 
     Raises:
@@ -289,8 +314,12 @@ class Wiring:
 
 
 @dataclass(frozen=True, eq=False)
-class AgentDefinition:
+class AgentDefinition(Generic[M, P, E_co]):
     """A complete, protocol-neutral contract. Build it with :func:`make`.
+
+    Typed by its Model ``M``, principal ``P`` and exposed Message union ``E_co``, so that
+    ``bind`` rejects (for a type checker) a host that cannot accept every exposed Message or
+    a principal provider of another type.
 
     Attributes:
         capabilities: every capability, in declaration order.
@@ -363,11 +392,11 @@ class AgentDefinition:
 
 def make(
     *,
-    messages: ExposedMessages | Iterable[ExposedMessages],
+    messages: ExposedMessages[E] | Iterable[ExposedMessages[E]],
     context: Projection | None = None,
     resources: Iterable[Resource] = (),
     model_type: type[Any] | None = None,
-) -> AgentDefinition:
+) -> AgentDefinition[Any, Any, E]:
     """Assemble the contract.
 
     Args:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, TypedDict
+
+from typing_extensions import TypeVar
 
 from ..errors import AgentContractError
 from .approval import Confirm, check_confirm
@@ -19,18 +21,19 @@ from .calls import AuthorizationRequest
 
 __all__ = ["PLAIN", "TITLE_MAX", "Hints", "Presentation", "PresentationOptions"]
 
-M = TypeVar("M")
-P = TypeVar("P")
+M = TypeVar("M", default=Any)
+P = TypeVar("P", default=Any)
+I = TypeVar("I", default=Any)  # noqa: E741 - the input type
 
 TITLE_MAX = 128
 """The longest ``title`` a capability may have, in characters."""
 
 
-class PresentationOptions(TypedDict, Generic[M, P], total=False):
+class PresentationOptions(TypedDict, Generic[M, P, I], total=False):
     """The presentation keywords of ``agent.variant`` and ``agent.action`` (all optional).
 
-    ``M`` and ``P`` are the Model and principal types a builder fixes; ``confirm``'s
-    predicate takes the same ``AuthorizationRequest`` as ``authorize``.
+    ``M`` and ``P`` are the Model and principal types a builder fixes, ``I`` the variant's
+    input; ``confirm``'s predicate takes the same ``AuthorizationRequest`` as ``authorize``.
     """
 
     title: str | None
@@ -38,7 +41,7 @@ class PresentationOptions(TypedDict, Generic[M, P], total=False):
     destructive: bool | None
     idempotent: bool
     open_world: bool | None
-    confirm: bool | Callable[[AuthorizationRequest[M, P, Any]], Any] | None
+    confirm: bool | Callable[[AuthorizationRequest[M, P, I]], Any] | None
 
 
 @dataclass(frozen=True)

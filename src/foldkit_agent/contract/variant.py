@@ -4,48 +4,115 @@
 Both are unchecked declarations; :func:`~.declare.expose` checks them and turns each into a
 :class:`~.declare.Capability`. Their presentation keywords (title, hints, ``confirm``) are one
 :class:`~.presentation.Presentation`, passed through as ``**presentation``.
+
+A variant is typed by its input ``I``, so that a type checker gives every hook its argument
+types with no annotation: the ``input=`` model for a mapped variant, the Message named first
+(``variant(RequestedDeleteTodo, ...)``) for a direct one, and :class:`~.message.Message`
+for a direct variant that names none. :class:`VariantFn` writes those signatures once; the
+module's :func:`variant` and a builder's ``variant`` are that one function.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, Unpack
+from typing import Any, Generic, Protocol, Unpack, cast, overload
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
+from ..app.message import Message
 from ..app.surface import Action
 from ..errors import AgentContractError
-from .completion import CompletionContract
+from .calls import AuthorizationRequest, InvocationContext
+from .completion import Completion, CompletionContract, StateCompletion
 from .presentation import PLAIN, Presentation, PresentationOptions
 
-__all__ = ["ActionVariant", "Variant", "action", "variant"]
+__all__ = ["ActionVariant", "Variant", "VariantFn", "action", "variant"]
 
-M = TypeVar("M")
-P = TypeVar("P")
+M = TypeVar("M", default=Any)
+P = TypeVar("P", default=Any)
+I = TypeVar("I", default=Any)  # noqa: E741 - the input type
+Msg = TypeVar("Msg", bound=Message)
+S = TypeVar("S", bound=Message, default=Any)
+F = TypeVar("F", bound=Message, default=Any)
 
 
 @dataclass(frozen=True)
-class Variant(Generic[M, P]):
+class Variant(Generic[M, P, I]):
     """How one Message is offered to agents. Build it with :func:`variant`.
+
+    ``M`` is the Model, ``P`` the principal and ``I`` the input every hook receives.
 
     Attributes:
         description / name / available / authorize / input / to_message / completion: as
             the keywords of :func:`variant`.
         presentation: the title, hints and ``confirm`` (:class:`~.presentation.Presentation`).
+        message: the Message class named first (``variant(RequestedDeleteTodo, ...)``), or
+            ``None``; :func:`~.declare.expose` refuses it under another Message's key.
     """
 
     description: str
     name: str | None = None
     available: Callable[[M], bool] | None = None
-    authorize: Callable[[Any], Any] | None = None
+    authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None
     input: type[BaseModel] | None = None
-    to_message: Callable[[Any, Any], Any] | None = None
-    completion: CompletionContract | None = None
+    to_message: Callable[[I, InvocationContext[M, P]], Any] | None = None
+    completion: Completion[I, Any, Any] | StateCompletion[Any, I] | None = None
     presentation: Presentation = PLAIN
+    message: type[Message] | None = None
 
 
-def variant(
+class VariantFn(Protocol[M, P]):
+    """The signatures of :func:`variant` for Model ``M`` and principal ``P`` (a builder's
+    ``variant`` is this with both fixed): each hook is typed by the variant's input."""
+
+    @overload
+    def __call__(
+        self,
+        message: type[Msg],
+        /,
+        *,
+        description: str,
+        name: str | None = None,
+        available: Callable[[M], bool] | None = None,
+        authorize: Callable[[AuthorizationRequest[M, P, Msg]], Any] | None = None,
+        completion: Completion[Msg, S, F] | StateCompletion[Any, Msg] | None = None,
+        **presentation: Unpack[PresentationOptions[M, P, Msg]],
+    ) -> Variant[M, P, Msg]: ...
+
+    @overload
+    def __call__(
+        self,
+        message: type[Message] | None = None,
+        /,
+        *,
+        description: str,
+        input: type[I],
+        to_message: Callable[[I, InvocationContext[M, P]], Message | Mapping[str, Any]],
+        name: str | None = None,
+        available: Callable[[M], bool] | None = None,
+        authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None,
+        completion: Completion[I, S, F] | StateCompletion[Any, I] | None = None,
+        **presentation: Unpack[PresentationOptions[M, P, I]],
+    ) -> Variant[M, P, I]: ...
+
+    @overload
+    def __call__(
+        self,
+        *,
+        description: str,
+        name: str | None = None,
+        available: Callable[[M], bool] | None = None,
+        authorize: Callable[[AuthorizationRequest[M, P, Message]], Any] | None = None,
+        completion: Completion[Message, S, F] | StateCompletion[Any, Message] | None = None,
+        **presentation: Unpack[PresentationOptions[M, P, Message]],
+    ) -> Variant[M, P, Message]: ...
+
+
+def _variant(
+    message: type[Message] | None = None,
+    /,
     *,
     description: str,
     name: str | None = None,
@@ -54,11 +121,14 @@ def variant(
     input: type[BaseModel] | None = None,
     to_message: Callable[[Any, Any], Any] | None = None,
     completion: CompletionContract | None = None,
-    **presentation: Unpack[PresentationOptions[Any, Any]],
-) -> Variant[Any, Any]:
+    **presentation: Unpack[PresentationOptions],
+) -> Variant:
     """Configure how one Message is exposed.
 
     Args:
+        message: optionally, the Message class this variant is for, first: it gives a
+            direct variant's hooks their input type (``request.input`` is that Message).
+            :func:`~.declare.expose` refuses the variant under another Message's key.
         description: what the capability does, written for the agent (required).
         name: the protocol name; defaults to the tag in snake case (``default_name``).
         available: ``(model) -> bool``; when false the capability is unlisted and refused.
@@ -67,7 +137,8 @@ def variant(
         input: a pydantic model for the wire input, when it differs from the Message's fields.
             Requires ``to_message``.
         to_message: ``(input, InvocationContext) -> Message`` (or a payload dict for the
-            keyed Message). Requires ``input``.
+            keyed Message). Requires ``input``; giving one without the other is a type error
+            as well as a contract error.
         completion: :class:`~.completion.Completion` or :func:`~.completion.when`.
         title: a short human-readable name (one line, at most 128 characters), shown by
             clients instead of ``name``.
@@ -90,7 +161,8 @@ def variant(
 
     Raises:
         TypeError: a keyword this function does not take.
-        AgentContractError: at :func:`~.declare.expose`, for a bad name, ``input`` without
+        AgentContractError: at :func:`~.declare.expose`, for a Message named first that is
+            not the mapping's key, a bad name, ``input`` without
             ``to_message`` or the reverse, a recursive input type, a title that is empty,
             not one line or too long, a flag that is not a bool (or ``None`` where allowed),
             ``read_only=True`` together with ``destructive=True``, or a ``confirm`` that is
@@ -99,6 +171,8 @@ def variant(
     Example:
         >>> variant(name="select_todo", title="Select todo", description="Select a todo",
         ...         idempotent=True, destructive=False, open_world=False)
+        >>> variant(RequestedDeleteTodo, description="Delete a todo",
+        ...         authorize=lambda request: request.input.id != "pinned")
         >>> variant(description="Delete the selected todo", destructive=True, confirm=True)
     """
     return Variant(
@@ -110,7 +184,13 @@ def variant(
         to_message,
         completion,
         Presentation.of(**presentation),
+        message,
     )
+
+
+variant = cast(VariantFn[Any, Any], _variant)
+"""Configure how one Message is exposed; the arguments are ``help(variant)``'s, and
+:class:`VariantFn` is how a type checker reads them (each hook typed by the input)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +203,7 @@ class ActionVariant:
     completion: CompletionContract | None = None
     presentation: Presentation = PLAIN
 
-    def as_variant(self) -> Variant[Any, Any]:
+    def as_variant(self) -> Variant:
         """The variant this action declares: its name, description, input and
         ``to_message`` from the action, the rest from here."""
         act = self.action
@@ -145,7 +225,7 @@ def action(
     available: Callable[[Any], bool] | None = None,
     authorize: Callable[[Any], Any] | None = None,
     completion: CompletionContract | None = None,
-    **presentation: Unpack[PresentationOptions[Any, Any]],
+    **presentation: Unpack[PresentationOptions],
 ) -> ActionVariant:
     """Expose a surface Action under the tag of the Message it makes.
 

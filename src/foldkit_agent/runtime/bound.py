@@ -15,15 +15,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 from opentelemetry import trace
+from typing_extensions import TypeVar
 
-from ..app.host import Unsubscribe, host_observe, host_subscribe
+from ..app.host import SupportsHost, Unsubscribe, host_accepts, host_observe, host_subscribe
 from ..audit.log import AuditLog
 from ..contract.approval import DEFAULT_APPROVAL_TIMEOUT
 from ..contract.calls import Invocation, in_app_invocation
@@ -52,10 +53,14 @@ _tracing = ["OTEL_PYTHON_TRACER_PROVIDER" in os.environ]  # once set, always: it
 
 
 M = TypeVar("M")
-P = TypeVar("P")
+P = TypeVar("P", default=Any)
+E = TypeVar("E", default=Any)
 
-PrincipalProvider = Callable[[Invocation], Any]
-"""``(invocation) -> principal | None``, or an awaitable of it; reads ``invocation.credentials``."""
+PrincipalProvider = Callable[[Invocation], P | Awaitable[P | None] | None]
+"""``(invocation) -> principal | None``, or an awaitable of it; reads ``invocation.credentials``.
+
+Generic in the principal type: ``bind`` takes a ``PrincipalProvider[P]`` for a contract
+declared ``with_principal(P)``, so a provider of another type is a type error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +78,11 @@ class Change:
     resources: frozenset[str]
 
 
-class AgentRuntime(Generic[M, P]):
+class AgentRuntime(Generic[M, P, E]):
     """A contract bound to a live application. Build it with :func:`bind`.
+
+    Typed by the Model ``M``, the principal ``P`` and the exposed Message union ``E``
+    (``messages.dispatch`` takes a class of ``E``).
 
     Attributes:
         definition: the contract.
@@ -100,7 +108,7 @@ class AgentRuntime(Generic[M, P]):
         """Each capability's :class:`~foldkit_agent.runtime.plan.Plan`, by name (read-only)."""
         self._replan()
         self.approval_timeout = approval_timeout
-        self.messages = RuntimeMessages(self)
+        self.messages: RuntimeMessages[E] = RuntimeMessages(self)
         self.resources = RuntimeResources(self)
         self.calls_in_flight: set[Call] = set()
         """The invocations in flight (the pipeline adds and removes itself)."""
@@ -442,18 +450,24 @@ def _resolve(fut: asyncio.Future[None]) -> None:
 
 def bind(
     *,
-    definition: AgentDefinition,
-    host: Any,
+    definition: AgentDefinition[M, P, E],
+    host: SupportsHost[Any, E],
     audit: AuditLog | None = None,
-    principal: PrincipalProvider | None = None,
+    principal: PrincipalProvider[P] | None = None,
     approval_timeout: float | timedelta = DEFAULT_APPROVAL_TIMEOUT,
-) -> AgentRuntime[Any, Any]:
+) -> AgentRuntime[M, P, E]:
     """Bind a contract to a live application.
+
+    For a type checker the host must accept every exposed Message (its ``dispatch`` takes
+    the contract's union ``E``, or a wider one) and the provider must give the contract's
+    principal type ``P``; a host that declares the Messages it accepts (``Host(accepts=...)``,
+    a ``Program(message=...)``) is checked against the contract here too, at run time.
 
     Args:
         definition: from ``agent.make``.
         host: anything with ``model()`` and ``dispatch(message)``, plus ``observe`` /
-            ``subscribe`` when the contract's completions need them (see :mod:`.host`).
+            ``subscribe`` when the contract's completions need them, and optionally
+            ``accepts`` (see :mod:`.host`).
         audit: an :func:`~foldkit_agent.audit.audit_log`, or ``None``.
         principal: ``(invocation) -> principal`` (sync or async), deriving the caller from
             ``invocation.credentials``. Required when any capability has ``authorize``.
@@ -461,7 +475,8 @@ def bind(
             person's answer before it is refused with reason ``"timeout"``; default 300.
 
     Raises:
-        AgentContractError: the host lacks ``model``/``dispatch``; a contract with
+        AgentContractError: the host lacks ``model``/``dispatch``; the host declares the
+            Messages it accepts and an exposed Message is not one of them (named); a contract with
             ``authorize`` has no principal provider; a Message completion without
             ``host.observe``; a state completion without ``host.subscribe``; an
             ``approval_timeout`` that is not a positive number of seconds.
@@ -470,6 +485,17 @@ def bind(
         raise AgentContractError("bind(definition=...) takes the result of agent.make(...)")
     if not callable(getattr(host, "model", None)) or not callable(getattr(host, "dispatch", None)):
         raise AgentContractError("bind(host=...) needs model() and dispatch(message)")
+    accepts = host_accepts(host)
+    if accepts is not None:
+        refused = [c for c in definition.capabilities if c.message not in accepts]
+        if refused:
+            tags = ", ".join(c.tag for c in refused)
+            raise AgentContractError(
+                f"the host does not accept {tags}, which the contract exposes (as "
+                f"{', '.join(repr(c.name) for c in refused)}): accept it in the host's "
+                "Messages or stop exposing it",
+                capability=refused[0].name,
+            )
     guarded = [c.name for c in definition.capabilities if c.authorize is not None]
     if guarded and principal is None:
         which = (
@@ -509,4 +535,4 @@ def bind(
         or seconds == float("inf")
     ):
         raise AgentContractError("bind(approval_timeout=...) takes a positive number of seconds")
-    return AgentRuntime(definition, host, audit, principal, float(seconds))
+    return AgentRuntime[M, P, E](definition, host, audit, principal, float(seconds))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
-from ..app.message import Message
+from typing_extensions import TypeVar
+
 from ..contract.calls import Invocation
 from ..contract.declare import Capability
 from ..errors import AgentResourceError
@@ -19,9 +20,11 @@ __all__ = ["RuntimeMessages", "RuntimeResources"]
 
 _log = logging.getLogger("foldkit_agent.runtime")
 
+E = TypeVar("E", default=Any)
 
-class RuntimeMessages:
-    """``runtime.messages``: list and dispatch capabilities."""
+
+class RuntimeMessages(Generic[E]):
+    """``runtime.messages``: list and dispatch capabilities (``E``: the exposed Messages)."""
 
     __slots__ = ("_rt",)
 
@@ -42,14 +45,16 @@ class RuntimeMessages:
 
     async def dispatch(
         self,
-        ref: type[Message] | str,
+        ref: type[E] | str,
         input: Any = None,
         invocation: Invocation | None = None,
     ) -> DispatchResult:
         """Invoke a capability named by its Message class, tag or protocol name.
 
         Args:
-            ref: ``RequestedCreateTodo``, ``"RequestedCreateTodo"`` or ``"create_todo"``.
+            ref: ``RequestedCreateTodo``, ``"RequestedCreateTodo"`` or ``"create_todo"``; a
+                class the contract does not expose is a type error (and, at run time, an
+                ``AgentUnknownCapabilityError``).
             input: the wire (JSON) form of the input; ``None`` means ``{}``.
             invocation: identity, transport, signal and credentials; a fresh in-app one by default.
 
