@@ -93,9 +93,39 @@ _RETRYABLE: Final = frozenset(
 
 
 class FoldkitToolset(AbstractToolset[Any]):
-    """A pydantic-ai toolset over a bound runtime (build it with :func:`toolset`).
+    """The contract's capabilities as a pydantic-ai toolset, for ``Agent(toolsets=[...])`` or
+    ``agent.run(toolsets=[...])`` (:func:`toolset` is this class).
 
     ``get_tools`` lists what is available now; ``call_tool`` dispatches through the runtime.
+
+    Args:
+        target: a bound runtime, or ``resolve(run_context) -> AgentRuntime`` (sync or async) to
+            serve one application instance per user or tenant (read ``ctx.deps``).
+        credentials: the credentials every call carries (``Invocation.credentials``, read by the
+            runtime's principal provider), fixed by the application when it builds the toolset.
+        credentials_of: ``(run_context) -> credentials`` (sync or async), read per call from the
+            run's dependencies instead; exclusive with ``credentials``. Never the model's arguments.
+        id: the toolset id (pydantic-ai needs one for durable execution).
+        max_retries: how many ``ModelRetry`` refusals a tool may answer before pydantic-ai
+            ends the run (pydantic-ai's own default is 1).
+        strict: ``ToolDefinition.strict`` for every tool; ``None`` lets pydantic-ai decide per
+            provider.
+        approver: ``async (ApprovalRequest) -> Approval``, asked in the run for a ``confirm``
+            capability (``Invocation.approver``). Without one, such a call is deferred the
+            pydantic-ai way: the run ends with ``DeferredToolRequests`` and resumes with
+            ``deferred_tool_results`` (see the module docstring).
+
+    Raises:
+        TypeError: ``target`` is neither a runtime nor a callable; both credentials forms given.
+
+    A ``resolve`` that raises or returns no runtime makes the run fail with
+    :class:`~foldkit_agent.edge.RuntimeUnavailableError` (logged): the application's error,
+    never shown to the model.
+
+    Example:
+        >>> agent = Agent(model, deps_type=User,
+        ...               toolsets=[toolset(runtime, credentials_of=lambda ctx: ctx.deps)])
+        >>> await agent.run("Delete the selected todo", deps=alice)
     """
 
     def __init__(
@@ -226,56 +256,7 @@ def _answer(outcome: Outcome) -> Any:
     raise ToolFailed(outcome.text)
 
 
-def toolset(
-    target: AgentRuntime[Any, Any] | Resolve,
-    *,
-    credentials: Any = None,
-    credentials_of: CredentialsOf | None = None,
-    id: str | None = None,
-    max_retries: int = 1,
-    strict: bool | None = None,
-    approver: Approver | None = None,
-) -> FoldkitToolset:
-    """The contract's capabilities as a pydantic-ai toolset.
-
-    Args:
-        target: a bound runtime, or ``resolve(run_context) -> AgentRuntime`` (sync or async) to
-            serve one application instance per user or tenant (read ``ctx.deps``).
-        credentials: the credentials every call carries (``Invocation.credentials``, read by the
-            runtime's principal provider), fixed by the application when it builds the toolset.
-        credentials_of: ``(run_context) -> credentials`` (sync or async), read per call from the
-            run's dependencies instead; exclusive with ``credentials``. Never the model's arguments.
-        id: the toolset id (pydantic-ai needs one for durable execution).
-        max_retries: how many ``ModelRetry`` refusals a tool may answer before pydantic-ai
-            ends the run (pydantic-ai's own default is 1).
-        strict: ``ToolDefinition.strict`` for every tool; ``None`` lets pydantic-ai decide per
-            provider.
-        approver: ``async (ApprovalRequest) -> Approval``, asked in the run for a ``confirm``
-            capability (``Invocation.approver``). Without one, such a call is deferred the
-            pydantic-ai way: the run ends with ``DeferredToolRequests`` and resumes with
-            ``deferred_tool_results`` (see the module docstring).
-
-    Returns:
-        A :class:`FoldkitToolset`, for ``Agent(toolsets=[...])`` or ``agent.run(toolsets=[...])``.
-
-    Raises:
-        TypeError: ``target`` is neither a runtime nor a callable; both credentials forms given.
-
-    A ``resolve`` that raises or returns no runtime makes the run fail with
-    :class:`~foldkit_agent.edge.RuntimeUnavailableError` (logged): the application's error,
-    never shown to the model.
-
-    Example:
-        >>> agent = Agent(model, deps_type=User,
-        ...               toolsets=[toolset(runtime, credentials_of=lambda ctx: ctx.deps)])
-        >>> await agent.run("Delete the selected todo", deps=alice)
-    """
-    return FoldkitToolset(
-        target,
-        credentials=credentials,
-        credentials_of=credentials_of,
-        id=id,
-        max_retries=max_retries,
-        strict=strict,
-        approver=approver,
-    )
+toolset = FoldkitToolset
+"""The contract's capabilities as a pydantic-ai toolset: :class:`FoldkitToolset` itself, by the
+name the docs use (``toolset(target, *, credentials=, credentials_of=, id=, max_retries=,
+strict=, approver=)``)."""
