@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 
 from foldkit_agent.adapters.a2a.auth import ContextBuilder
-from foldkit_agent.edge.disconnect import CLIENT_GONE, WATCH, carries_call, watch
+from foldkit_agent.edge.disconnect import CLIENT_GONE, WATCH, Watch
 
 
 async def test_a_call_context_carries_the_watch_so_a_client_gone_aborts_its_call() -> None:
@@ -23,13 +23,13 @@ async def test_a_call_context_carries_the_watch_so_a_client_gone_aborts_its_call
         return None
 
     scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/", "headers": []}
-    watching = watch(b"{}", receive, send, scope)
+    watching = Watch(b"{}", receive, send, scope)
     ctx = ContextBuilder().build(Request(scope))
     assert ctx.state[WATCH] is watching
     assert CLIENT_GONE not in ctx.state  # the watch is the one way a call learns of it
 
     signal = asyncio.Event()
-    carries_call(ctx.state, signal)  # what the executor does when the call starts
+    ctx.state[WATCH].carries_call(signal)  # what CallsInFlight.run does when the call starts
     left.set()
     await watching.tail
     assert signal.is_set()
