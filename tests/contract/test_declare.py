@@ -125,6 +125,8 @@ def test_a_variant_naming_its_message_is_refused_under_another_key() -> None:
         "the variant for 'Incremented' is keyed under 'Reset'; key it under Incremented or "
         "name Reset in agent.variant(...)"
     )
+    with pytest.raises(AgentContractError, match="the variant for 'int' is keyed under 'Reset'"):
+        agent.expose(Msg, {Reset: agent.variant(int, description="Reset")})  # type: ignore[arg-type]
     d = agent.make(messages=agent.expose(Msg, {Incremented: named}))
     assert d.by_name["incremented"].message is Incremented
 

@@ -161,9 +161,10 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         )
     v = cast(Variant, spec)
     if v.message is not None and v.message is not cls:
+        named = getattr(v.message, "__name__", repr(v.message))  # a tag is its class name
         raise AgentContractError(
-            f"the variant for {v.message.tag()!r} is keyed under {tag!r}; key it under "
-            f"{v.message.tag()} or name {tag} in agent.variant(...)",
+            f"the variant for {named!r} is keyed under {tag!r}; key it under "
+            f"{named} or name {tag} in agent.variant(...)",
             capability=tag,
         )
     if not isinstance(v.description, str) or not v.description.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
