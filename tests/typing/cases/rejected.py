@@ -102,3 +102,21 @@ agent.bind(definition=Contract, host=wide, principal=lambda inv: 42)  # expect-e
 async def dispatch_what_is_not_exposed() -> None:
     rt = TodoAgent.bind(definition=Contract, host=wide)
     await rt.messages.dispatch(ReceivedTodos, {"todos": []})  # expect-error
+
+
+# A direct variant that names no Message reads a plain Message: name it to read its fields.
+TodoAgent.variant(
+    description="Delete a todo",
+    authorize=lambda req: req.input.id != "",  # expect-error
+)
+
+# Several expose groups: the contract exposes the union of their Messages.
+Both = TodoAgent.make(
+    messages=[
+        TodoAgent.expose({RequestedCreateTodo: "Create"}),
+        TodoAgent.expose({RequestedDeleteTodo: "Delete"}),
+    ]
+)
+TodoAgent.bind(definition=Both, host=narrow)  # expect-error
+CreateOnly = TodoAgent.make(messages=[TodoAgent.expose({RequestedCreateTodo: "Create"})])
+TodoAgent.bind(definition=CreateOnly, host=narrow)
