@@ -51,9 +51,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from ..contract.approval import Approver
 from ..contract.declare import AgentDefinition, Capability
 from ..edge.approvals import ParkedApproval
-from ..edge.calls import IN_PROCESS_LIMITS, CallRequest, CallsInFlight
-from ..edge.credentials import CallerCredentials
-from ..edge.resolve import check_target, resolve_runtime, static_runtime
+from ..edge.credentials import CallerCredentials, InProcessCalls
 from ..runtime.bound import AgentRuntime
 
 __all__ = ["TRANSPORT", "CapabilityTool", "CredentialsOf", "Resolve", "available", "tools"]
@@ -101,24 +99,8 @@ class CapabilityTool(StructuredTool):
             _ARGUMENTS.reset(token)
 
 
-class _Tools:
+class _Tools(InProcessCalls[RunnableConfig]):
     """What every tool built by one :func:`tools` call shares."""
-
-    def __init__(
-        self,
-        target: object,
-        credentials: CallerCredentials[RunnableConfig],
-        approver: Approver | None,
-    ) -> None:
-        check_target(target, "tools")
-        self.target = target
-        self.static = static_runtime(target)
-        self.credentials = credentials.of
-        self.approver = approver
-        self.calls = CallsInFlight(IN_PROCESS_LIMITS)  # the application is the one caller
-
-    async def runtime(self, config: RunnableConfig) -> AgentRuntime[Any, Any]:
-        return await resolve_runtime(self.target, config)
 
     def tool(self, cap: Capability) -> CapabilityTool:
         name = cap.name
@@ -126,11 +108,8 @@ class _Tools:
         async def call(config: RunnableConfig, **unpacked: Any) -> tuple[str, dict[str, Any]]:
             sent = _ARGUMENTS.get()
             payload = unpacked if sent is _UNSET else sent
-            rt = await self.runtime(config)
-            credentials = await self.credentials(config)
-            request = CallRequest(TRANSPORT, credentials=credentials, ask=self.approver)
-            outcome = await self.calls.run(rt, name, payload, request)
-            assert not isinstance(outcome, ParkedApproval)  # parked only with ask=PARK
+            outcome = await self.run(config, name, payload)
+            assert not isinstance(outcome, ParkedApproval)  # parked only when given park=
             if not outcome.ok:
                 raise ToolException(outcome.text)
             return outcome.data_json(), outcome.data
@@ -181,9 +160,8 @@ def tools(
         >>> every_tool = tools(runtime, credentials_of=lambda cfg: cfg["configurable"]["user"])
         >>> await every_tool[0].ainvoke(call, {"configurable": {"user": alice}})
     """
-    shared = _Tools(
-        target, CallerCredentials(credentials, credentials_of, caller="tools"), approver
-    )
+    who = CallerCredentials[RunnableConfig](credentials, credentials_of, caller="tools")
+    shared = _Tools(target, who, approver, transport=TRANSPORT, caller="tools")
     if definition is None:
         if shared.static is None:
             raise TypeError("tools(resolve, ...) needs definition= (the contract from agent.make)")

@@ -61,9 +61,7 @@ from agents.tool_context import ToolContext
 from ..contract.approval import Approval, ApprovalRequest, Approver
 from ..contract.declare import AgentDefinition, Capability
 from ..edge.approvals import ParkedApproval
-from ..edge.calls import IN_PROCESS_LIMITS, PARK, CallRequest, CallsInFlight
-from ..edge.credentials import CallerCredentials
-from ..edge.resolve import check_target, resolve_runtime, static_runtime
+from ..edge.credentials import CallerCredentials, InProcessCalls
 from ..edge.wire import WireError, loads_strict
 from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import Outcome
@@ -304,8 +302,9 @@ class _Availability:
         return self._names
 
 
-class _Tools:
-    """What every tool built by one :func:`tools` call shares."""
+class _Tools(InProcessCalls[RunContextWrapper[Any]]):
+    """What every tool built by one :func:`tools` call shares; calls waiting for a person wait
+    by the SDK's tool call id."""
 
     def __init__(
         self,
@@ -313,20 +312,11 @@ class _Tools:
         credentials: CallerCredentials[RunContextWrapper[Any]],
         approver: Approver | None,
     ) -> None:
-        check_target(target, "tools")
-        self.target = target
-        self.static = static_runtime(target)
-        self.credentials = credentials.of
-        self.approver = approver
-        # calls in flight; those waiting for a person by call id (the application is one caller)
-        self.calls = CallsInFlight(IN_PROCESS_LIMITS)
+        super().__init__(target, credentials, approver, transport=TRANSPORT, caller="tools")
         self.parked = self.calls.parked
         # calls a needs_approval check already ran to the end (nobody had to be asked)
         self.answered: OrderedDict[str, Outcome] = OrderedDict()
         self.availability: dict[int, tuple[AgentRuntime[Any, Any], _Availability]] = {}
-
-    async def runtime(self, ctx: RunContextWrapper[Any]) -> AgentRuntime[Any, Any]:
-        return await resolve_runtime(self.target, ctx)
 
     async def available(self, ctx: RunContextWrapper[Any], name: str) -> bool:
         rt = await self.runtime(ctx)
@@ -356,11 +346,8 @@ class _Tools:
             resumed = await self.calls.resume(call_id, None, name, Approval(approved=True))
             if resumed is not None:
                 return _text(resumed)
-            rt = await self.runtime(ctx)
-            credentials = await self.credentials(ctx)
-            request = CallRequest(TRANSPORT, credentials=credentials, ask=self.approver)
-            got = await self.calls.run(rt, name, payload_of(arguments), request)
-            assert not isinstance(got, ParkedApproval)  # parked only with ask=PARK
+            got = await self.run(ctx, name, payload_of(arguments))
+            assert not isinstance(got, ParkedApproval)  # parked only when given park=
             return _text(got)
 
         async def is_enabled(ctx: RunContextWrapper[Any], agent: AgentBase[Any]) -> bool:
@@ -387,11 +374,7 @@ class _Tools:
 
     async def ask(self, ctx: RunContextWrapper[Any], name: str, payload: Any, call_id: str) -> bool:
         """Start the call; ``True`` when it now waits for a person (parked under ``call_id``)."""
-        rt = await self.runtime(ctx)
-        request = CallRequest(
-            TRANSPORT, credentials=await self.credentials(ctx), ask=PARK, key=call_id
-        )
-        got = await self.calls.run(rt, name, payload, request)
+        got = await self.run(ctx, name, payload, park=call_id)
         if isinstance(got, ParkedApproval):
             return True
         self.answered[call_id] = got
@@ -484,9 +467,8 @@ def tools(
         >>> copilot = Agent(name="copilot", model=model, tools=tools(runtime, credentials=alice))
         >>> await Runner.run(copilot, "Add milk to my list")
     """
-    shared = _Tools(
-        target, CallerCredentials(credentials, credentials_of, caller="tools"), approver
-    )
+    who = CallerCredentials[RunContextWrapper[Any]](credentials, credentials_of, caller="tools")
+    shared = _Tools(target, who, approver)
     if definition is None:
         if shared.static is None:
             raise TypeError("tools(resolve, ...) needs definition= (the contract from agent.make)")

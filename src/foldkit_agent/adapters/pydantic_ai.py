@@ -63,9 +63,7 @@ from pydantic_core import SchemaValidator, core_schema
 from ..contract.approval import Approval, Approver
 from ..contract.declare import AgentDefinition, Capability
 from ..edge.approvals import ParkedApproval
-from ..edge.calls import IN_PROCESS_LIMITS, PARK, CallRequest, CallsInFlight
-from ..edge.credentials import CallerCredentials
-from ..edge.resolve import check_target, resolve_runtime
+from ..edge.credentials import CallerCredentials, InProcessCalls
 from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import Outcome
 
@@ -139,16 +137,14 @@ class FoldkitToolset(AbstractToolset[Any]):
         strict: bool | None = None,
         approver: Approver | None = None,
     ) -> None:
-        check_target(target, "toolset")
-        self._target = target
-        self._credentials = CallerCredentials(credentials, credentials_of, caller="toolset")
+        who = CallerCredentials[RunContext[Any]](credentials, credentials_of, caller="toolset")
+        # deferred calls wait by pydantic-ai's tool call id
+        self._in = InProcessCalls(target, who, approver, transport=TRANSPORT, caller="toolset")
+        self._calls = self._in.calls
         self._id = id
         self._max_retries = max_retries
         self._strict = strict
-        self._approver = approver
         self._tools: dict[int, tuple[AgentDefinition, dict[str, ToolsetTool[Any]]]] = {}
-        # calls in flight; deferred ones wait by tool call id (the application is one caller)
-        self._calls = CallsInFlight(IN_PROCESS_LIMITS)
 
     @property
     def id(self) -> str | None:
@@ -161,11 +157,11 @@ class FoldkitToolset(AbstractToolset[Any]):
         Raises:
             RuntimeUnavailableError: ``resolve`` raised or returned no ``AgentRuntime`` (logged).
         """
-        return await resolve_runtime(self._target, ctx)
+        return await self._in.runtime(ctx)
 
     async def credentials(self, ctx: RunContext[Any]) -> Any:
         """What this run's calls carry as ``Invocation.credentials``."""
-        return await self._credentials.of(ctx)
+        return await self._in.credentials.of(ctx)
 
     def _tool(self, definition: AgentDefinition, cap: Capability) -> ToolsetTool[Any]:
         entry = self._tools.get(id(definition))
@@ -217,11 +213,8 @@ class FoldkitToolset(AbstractToolset[Any]):
             resumed = await self._calls.resume(key, None, name, approved)
             if resumed is not None:
                 return _answer(resumed)
-        rt = await self.runtime(ctx)
         # without an approver a person is asked the pydantic-ai way: the call is deferred
-        ask = self._approver or (PARK if key is not None else None)
-        request = CallRequest(TRANSPORT, credentials=await self.credentials(ctx), ask=ask, key=key)
-        got = await self._calls.run(rt, name, tool_args, request)
+        got = await self._in.run(ctx, name, tool_args, park=key)
         if isinstance(got, ParkedApproval):
             question = got.request
             raise ApprovalRequired(metadata={**question.to_json(), "text": question.text()})

@@ -1,10 +1,12 @@
-"""Where an in-process adapter's calls get ``Invocation.credentials`` from.
+"""What an in-process adapter's tools share: who calls, who approves, the calls in flight.
 
 An in-process framework (pydantic-ai, OpenAI Agents, LangChain) has no transport that
 authenticates anyone: the application says who is calling, either once when it builds the
 tools (``credentials=``) or per run through a hook reading the framework's own context
 (``credentials_of=``). Never from the model's arguments. The runtime's principal provider then
-turns the credentials into a principal.
+turns the credentials into a principal. :class:`InProcessCalls` holds that with the target,
+the approver and the toolset's calls in flight, and runs one call the way all three toolsets
+do.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["CallerCredentials"]
+from ..contract.approval import Approver
+from ..runtime.bound import AgentRuntime
+from ..runtime.outcome import Outcome
+from .approvals import ParkedApproval
+from .calls import IN_PROCESS_LIMITS, PARK, CallRequest, CallsInFlight
+from .resolve import check_target, resolve_runtime, static_runtime
+
+__all__ = ["CallerCredentials", "InProcessCalls"]
 
 C = TypeVar("C")
 
@@ -51,3 +60,70 @@ class CallerCredentials(Generic[C]):
             return self._fixed
         got = self._of(context)
         return await got if inspect.isawaitable(got) else got
+
+
+class InProcessCalls(Generic[C]):
+    """What every tool built by one in-process toolset shares, and how it runs one call.
+
+    Args:
+        target: a bound runtime, or ``resolve(context)`` (sync or async) returning the
+            runtime of one run.
+        credentials: who calls (:class:`CallerCredentials`, read per call from ``context``).
+        approver: asked for a ``confirm`` capability during the call (``Invocation.approver``);
+            ``None``: the toolset parks the call for its framework's approval, or refuses it.
+        transport: ``Invocation.transport`` of every call (``"langchain"``, ...).
+        caller: the function the application called, named in the error.
+
+    Raises:
+        TypeError: ``target`` is neither a runtime nor a callable.
+
+    The calls in flight are counted within
+    :data:`~foldkit_agent.edge.calls.IN_PROCESS_LIMITS`: the application is their one caller.
+
+    Example:
+        >>> calls = InProcessCalls(rt, CallerCredentials(alice, None, caller="tools"), None,
+        ...                        transport="langchain", caller="tools")
+        >>> (await calls.run(config, "create_todo", {"title": "Milk"})).ok
+        True
+    """
+
+    def __init__(
+        self,
+        target: object,
+        credentials: CallerCredentials[C],
+        approver: Approver | None,
+        *,
+        transport: str,
+        caller: str,
+    ) -> None:
+        check_target(target, caller)
+        self.target = target
+        self.static = static_runtime(target)
+        self.credentials = credentials
+        self.approver = approver
+        self.transport = transport
+        self.calls = CallsInFlight(IN_PROCESS_LIMITS)
+
+    async def runtime(self, context: C) -> AgentRuntime[Any, Any]:
+        """The runtime of the run ``context`` belongs to: the one given, or ``resolve``'s.
+
+        Raises:
+            RuntimeUnavailableError: ``resolve`` raised or returned no runtime (logged).
+        """
+        return await resolve_runtime(self.target, context)
+
+    async def run(
+        self, context: C, name: str, payload: Any, *, park: str | None = None
+    ) -> Outcome | ParkedApproval:
+        """Run one call of ``name`` made in ``context`` until it answers.
+
+        A ``confirm`` capability asks the approver; without one, a call given ``park`` (the
+        framework's tool call id) waits under it for the framework's approval
+        (:class:`~foldkit_agent.edge.approvals.ParkedApproval` is returned), and any other is
+        refused as ``"unavailable"``.
+        """
+        rt = await self.runtime(context)
+        ask = self.approver or (PARK if park is not None else None)
+        credentials = await self.credentials.of(context)
+        request = CallRequest(self.transport, credentials=credentials, ask=ask, key=park)
+        return await self.calls.run(rt, name, payload, request)
