@@ -5,7 +5,7 @@ launched the server (Claude Desktop starts it for its user). ``foldkit-agent ser
 --principal 'alice;todos:delete'`` names that user once, and every call then carries a
 :class:`LocalUser` as ``invocation.credentials``, for the runtime's principal provider to read
 as it reads a verified bearer token (``subject`` and ``scopes`` have the same meaning). In
-code: ``serve_stdio(rt, ..., credentials_of=lambda _ctx: LocalUser("alice", ("todos:delete",)))``.
+code: ``serve_stdio(mcp_server(rt, ..., credentials_of=lambda _ctx: LocalUser("alice", ...)))``.
 """
 
 from __future__ import annotations

@@ -16,54 +16,38 @@ import anyio
 import mcp.types as types
 from mcp.shared.message import SessionMessage
 
-from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
 from ...edge.wire import (
     WireError,
     jsonrpc_code,
     jsonrpc_problem,
     loads_strict,
 )
-from ...runtime.bound import AgentRuntime
-from .listing import Listing
-from .server import CredentialsOf, Resolve, mcp_server
+from .server import FoldkitMCPServer
 
 __all__ = [
     "serve_stdio",
 ]
 
 
-async def serve_stdio(
-    target: AgentRuntime[Any, Any] | Resolve,
-    *,
-    name: str,
-    version: str,
-    instructions: str | None = None,
-    credentials_of: CredentialsOf | None = None,
-    listing: Listing = "available",
-    progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
-) -> None:
-    """Serve MCP over this process's stdin/stdout until the client closes the pipe.
+async def serve_stdio(server: FoldkitMCPServer) -> None:
+    """Serve ``server`` over this process's stdin/stdout until the client closes the pipe.
 
-    Same arguments as :func:`mcp_server` (``listing`` and ``progress_interval`` included).
+    Args:
+        server: what :func:`mcp_server` built (its ``listing``, ``progress_interval`` and
+            ``credentials_of`` included); its feeds are closed when serving ends.
+
     stdio authenticates nobody: with the default ``credentials_of`` every call has
     ``credentials=None``, so capabilities guarded by ``authorize`` are refused (fail closed)
-    unless the host passes a local ``credentials_of``.
+    unless the host passes a local ``credentials_of``
+    (:class:`~foldkit_agent.adapters.mcp.LocalUser`). Each stdin line must be one strict
+    JSON-RPC message; any other is answered with a JSON-RPC error and never reaches the SDK.
 
     Example:
         >>> async with examples.todo.runtime() as rt:
-        ...     await serve_stdio(rt, name="todo", version="1.0")
+        ...     await serve_stdio(mcp_server(rt, name="todo", version="1.0"))
     """
     from mcp.server.stdio import stdio_server
 
-    server = mcp_server(
-        target,
-        name=name,
-        version=version,
-        instructions=instructions,
-        credentials_of=credentials_of,
-        listing=listing,
-        progress_interval=progress_interval,
-    )
     try:
         with _claimed_stdio() as (wire_in, wire_out):
             lines = _StrictLines(anyio.wrap_file(wire_in))

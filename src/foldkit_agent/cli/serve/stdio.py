@@ -83,6 +83,7 @@ async def serve_stdio(
 ) -> None:
     """MCP over this process's stdio, every call carrying ``options.local_user`` as its
     credentials."""
+    from ...adapters.mcp import mcp_server
     from ...adapters.mcp import serve_stdio as serve_mcp_stdio
 
     user = options.local_user
@@ -92,7 +93,7 @@ async def serve_stdio(
 
     freeze_startup()  # what the runtime and the imports allocated is never rescanned
     with guard.lifted():  # serve_stdio claims the real stdout as its wire
-        await serve_mcp_stdio(
+        server = mcp_server(
             rt,
             name=options.server_name,
             version=__version__,
@@ -100,3 +101,4 @@ async def serve_stdio(
             listing=cast("Listing", options.listing),
             progress_interval=options.progress_interval,
         )
+        await serve_mcp_stdio(server)
