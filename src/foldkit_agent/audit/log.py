@@ -62,10 +62,37 @@ def _close_live_logs() -> None:  # pragma: no cover - runs at interpreter exit
 class AuditLog(SinkForwarding):
     """A bounded ring buffer of :class:`AuditEntry`, optionally forwarded to a sink.
 
-    Build it with :func:`audit_log`. Recording is cheap and never waits: with a sink, each
-    entry is also appended to a bounded pending buffer that a background thread hands to the
-    sink in batches. The thread starts with the first entry and is stopped by :meth:`close`
-    (which also runs at interpreter exit).
+    Build it with :data:`audit_log` (this class under its documented name). Recording is
+    cheap and never waits: with a sink, each entry is also appended to a bounded pending
+    buffer that a background thread hands to the sink in batches. The thread starts with the
+    first entry and is stopped by :meth:`close` (which also runs at interpreter exit).
+
+    Args:
+        capacity: entries kept in memory (oldest evicted first; see ``evicted``).
+        principal: ``(principal) -> JSON value`` choosing what to record of the caller
+            (the principal ``bind(principal=...)`` provided), such as ``lambda user: user.id``.
+            Without it no principal is recorded.
+        include_input: record the call's input (off by default: it may carry anything).
+        redact: field names replaced by ``"[redacted]"`` at any depth of the recorded input.
+        sink: an :class:`AuditSink` receiving batches on a background thread, such as
+            :class:`SqliteAuditSink`. Call ``audit.close()`` when done to flush it. With a
+            durable sink (``SqliteAuditSink(path, durable=True)``) each answer waits until its
+            entry is stored.
+        record_principal: ``principal=`` under its other name (kept working); give one.
+        sink_queue: entries the sink may fall behind before new ones are dropped (counted
+            in ``sink_dropped``).
+        sink_batch: the most entries handed to the sink in one ``write``.
+        sink_linger: seconds the forwarding thread waits to fill a batch (0 with a durable
+            sink: its callers are waiting).
+        commit_timeout: with a durable sink, the longest an answer waits for its entry
+            (seconds); past it the answer is released and the miss logged (see
+            :meth:`committed`).
+
+    Raises:
+        ValueError: ``capacity``, ``sink_queue`` or ``sink_batch`` is below 1, or
+            ``commit_timeout`` is not positive.
+        TypeError: both ``principal=`` and ``record_principal=`` are given; ``sink`` has no
+            ``write``.
 
     Attributes:
         capacity: how many entries are kept in memory; older ones are evicted.
@@ -392,48 +419,12 @@ def _principal_projection(
     return principal if principal is not None else record_principal
 
 
-def audit_log(
-    *,
-    capacity: int = 1000,
-    principal: Callable[[Any], Any] | None = None,
-    include_input: bool = False,
-    redact: Iterable[str] = (),
-    sink: AuditSink | None = None,
-    commit_timeout: float = 5.0,
-    record_principal: Callable[[Any], Any] | None = None,
-) -> AuditLog:
-    """A bounded audit log to pass to ``bind(audit=...)``.
+audit_log = AuditLog
+"""A bounded audit log to pass to ``bind(audit=...)``: the :class:`AuditLog` class under the
+name DESIGN §3 gives it, so ``audit_log(capacity=, principal=, include_input=, redact=, sink=,
+commit_timeout=)`` and the constructor are one signature.
 
-    Args:
-        capacity: entries kept in memory (oldest evicted first; see ``AuditLog.evicted``).
-        principal: ``(principal) -> JSON value`` choosing what to record of the caller
-            (the principal ``bind(principal=...)`` provided), such as ``lambda user: user.id``.
-            Without it no principal is recorded.
-        include_input: record the call's input (off by default: it may carry anything).
-        redact: field names replaced by ``"[redacted]"`` at any depth of the recorded input.
-        sink: an :class:`AuditSink` receiving batches on a background thread, such as
-            :class:`SqliteAuditSink`. Call ``audit.close()`` when done to flush it. With a
-            durable sink (``SqliteAuditSink(path, durable=True)``) each answer waits until its
-            entry is stored.
-        commit_timeout: with a durable sink, the longest an answer waits for its entry
-            (seconds); past it the answer is released and the miss logged (see
-            :meth:`AuditLog.committed`).
-        record_principal: ``principal=`` under its other name (kept working); give one.
-
-    Raises:
-        ValueError: ``capacity`` is below 1, or ``commit_timeout`` is not positive.
-        TypeError: both ``principal=`` and ``record_principal=`` are given.
-
-    Example:
-        >>> audit = audit_log(capacity=500, principal=lambda u: u.id, include_input=True,
-        ...                   redact=["password"], sink=SqliteAuditSink("audit.db"))
-    """
-    return AuditLog(
-        capacity=capacity,
-        principal=principal,
-        record_principal=record_principal,
-        include_input=include_input,
-        redact=redact,
-        sink=sink,
-        commit_timeout=commit_timeout,
-    )
+Example:
+    >>> audit = audit_log(capacity=500, principal=lambda u: u.id, include_input=True,
+    ...                   redact=["password"], sink=SqliteAuditSink("audit.db"))
+"""
