@@ -27,7 +27,7 @@ from . import audit, contract, errors, runtime
 from .app.host import SupportsHost
 from .app.message import MessageUnion
 from .app.projection import Projection
-from .app.surface import Action, Application, MessageSet
+from .app.surface import Action, Application, Feature, MessageSet
 from .audit import *  # noqa: F403
 from .audit.log import AuditLog
 from .contract import *  # noqa: F403
@@ -177,7 +177,7 @@ class AgentBuilder(Generic[M, P, U]):
         self,
         *,
         messages: ExposedMessages[E] | Iterable[ExposedMessages[E]],
-        context: Projection | None = None,
+        context: Projection | Feature | None = None,
         resources: Iterable[Resource] = (),
     ) -> AgentDefinition[M, P, E]:
         """See :func:`~foldkit_agent.contract.declare.make`."""

@@ -63,3 +63,22 @@ def test_compose_refuses_overlapping_projections() -> None:
         projection.compose(a, projection.pick(App.model.count))
     both = projection.compose(a, projection.pick(App.model.selected))
     assert both.get(Model(count=2)) == {"count": 2, "selected": None}
+
+
+def test_a_feature_names_its_projection_and_its_actions() -> None:
+    add = surface.action(name="add", description="Add one", message=Incremented)
+    shown = projection.pick(App.model.count)
+    feature = surface.feature(projection=shown, actions=[add])
+    assert feature.projection is shown
+    assert feature.actions == (add,)
+
+
+def test_a_feature_refuses_what_is_not_a_projection_or_an_action() -> None:
+    add = surface.action(name="add", description="Add one", message=Incremented)
+    shown = projection.pick(App.model.count)
+    with pytest.raises(AgentContractError, match="takes a projection"):
+        surface.feature(projection=App.model.count)  # type: ignore[arg-type]
+    with pytest.raises(AgentContractError, match="takes surface actions"):
+        surface.feature(projection=shown, actions=["add"])  # type: ignore[list-item]
+    with pytest.raises(AgentContractError, match="two actions named 'add'"):
+        surface.feature(projection=shown, actions=[add, add])

@@ -198,3 +198,21 @@ def test_the_error_family_is_reachable_from_the_agent_namespace() -> None:
     for name in errors.__all__:
         assert getattr(agent, name) is getattr(errors, name) is getattr(foldkit_agent, name)
     assert issubclass(agent.AgentAuthorizationError, agent.AgentError)
+
+
+def test_a_feature_context_is_the_contract_of_its_projection() -> None:
+    shown = projection.pick(App.model.count)
+    add = surface.action(name="add", description="Add one", message=Incremented)
+    feature = surface.feature(projection=shown, actions=[add])
+    builder = agent.for_application(App)
+    exposed = builder.expose({Incremented: builder.action(add)})
+    by_feature = builder.make(context=feature, messages=exposed)
+    assert by_feature.context is shown
+    schema = agent.context_schema(by_feature)
+    assert schema is not None
+    assert list(schema["properties"]) == ["count"]
+
+
+def test_a_context_that_is_neither_a_projection_nor_a_feature_is_refused() -> None:
+    with pytest.raises(AgentContractError, match=r"surface\.feature"):
+        agent.make(messages=agent.expose(Msg, {Reset: "r"}), context=App.model.count)  # type: ignore[arg-type]

@@ -11,12 +11,13 @@ from .host import Host, SupportsHost, Unsubscribe
 from .message import Message, MessageUnion, message_union
 from .program import Command, Program, Running
 from .projection import Projection
-from .surface import Action, Application, FieldRef, MessageSet
+from .surface import Action, Application, Feature, FieldRef, MessageSet
 
 __all__ = [
     "Action",
     "Application",
     "Command",
+    "Feature",
     "FieldRef",
     "Host",
     "Message",

@@ -14,7 +14,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
@@ -22,13 +22,18 @@ from typing_extensions import TypeVar
 from ..errors import AgentContractError
 from .message import Message, MessageUnion
 
+if TYPE_CHECKING:
+    from .projection import Projection
+
 __all__ = [
     "Action",
     "Application",
+    "Feature",
     "FieldRef",
     "MessageSet",
     "action",
     "application",
+    "feature",
     "field_annotation",
     "field_path",
     "field_root",
@@ -240,6 +245,56 @@ def action(
     return Action(
         name=name, description=description, message=message, input=input, to_message=to_message
     )
+
+
+@dataclass(frozen=True, eq=False)
+class Feature:
+    """A feature of the page: the projection its view renders and the Actions its Blocks
+    cause, declared once so that an agent sees what the page shows.
+
+    ``agent.make(context=feature)`` reads ``feature.projection`` as the contract's context
+    (the contract, its introspection and its manifest are then those of that projection);
+    each Action is exposed, as any other, with ``agent.action(...)``.
+
+    Attributes:
+        projection: what the feature shows (a :func:`~.projection.pick` or
+            :func:`~.projection.compose` of the application's Model).
+        actions: the :class:`Action` values its Blocks cause, in order.
+    """
+
+    projection: Projection
+    actions: tuple[Action, ...] = ()
+
+
+def feature(*, projection: Projection, actions: Iterable[Action] = ()) -> Feature:
+    """Declare a page feature: its projection and the Actions it causes.
+
+    Raises:
+        AgentContractError: ``projection`` is not a projection, an action is not a
+            :func:`action`, or two actions share a name.
+
+    Example:
+        >>> todos = surface.feature(
+        ...     projection=projection.pick(App.model.todos),
+        ...     actions=[AddTodo],
+        ... )
+        >>> agent.make(context=todos, messages=...)
+    """
+    from .projection import Projection  # projection.py imports this module's FieldRef
+
+    if not isinstance(projection, Projection):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("surface.feature(projection=...) takes a projection")
+    found = tuple(actions)
+    names: set[str] = set()
+    for act in found:
+        if not isinstance(act, Action):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise AgentContractError(
+                f"surface.feature(actions=...) takes surface actions, got {act!r}"
+            )
+        if act.name in names:
+            raise AgentContractError(f"surface.feature has two actions named {act.name!r}")
+        names.add(act.name)
+    return Feature(projection=projection, actions=found)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing_extensions import TypeVar
 
 from ..app.message import Message, MessageUnion
 from ..app.projection import Projection
-from ..app.surface import Application, MessageSet
+from ..app.surface import Application, Feature, MessageSet
 from ..errors import AgentContractError
 from .approval import Confirm
 from .completion import Completion, CompletionContract, StateCompletion
@@ -394,7 +394,7 @@ class AgentDefinition(Generic[M, P, E_co]):
 def make(
     *,
     messages: ExposedMessages[E] | Iterable[ExposedMessages[E]],
-    context: Projection | None = None,
+    context: Projection | Feature | None = None,
     resources: Iterable[Resource] = (),
     model_type: type[Any] | None = None,
 ) -> AgentDefinition[Any, Any, E]:
@@ -402,11 +402,18 @@ def make(
 
     Args:
         messages: the result of :func:`expose` (or several, whose names must not collide).
-        context: the projection returned to the agent as its context.
+        context: the projection returned to the agent as its context: a projection
+            (``projection.pick(...)``, ``projection.compose(...)``) or a page feature
+            (``surface.feature(...)``), whose projection it is.
         resources: named read-only projections.
 
     Raises:
-        AgentContractError: two capabilities share a name or tag, or two resources a name.
+        AgentContractError: two capabilities share a name or tag, two resources a name, or
+            ``context`` is neither a projection nor a feature.
+
+    Example:
+        >>> make(context=projection.pick(App.model.todos), messages=expose(TodoMessage, {...}))
+        >>> make(context=surface.feature(projection=todos), messages=...)
     """
     groups = [messages] if isinstance(messages, ExposedMessages) else list(messages)
     caps: list[Capability] = []
@@ -418,8 +425,10 @@ def make(
     tags = [c.tag for c in caps]
     if len(set(tags)) != len(tags):
         raise AgentContractError("one Message is exposed by two expose calls")
+    if isinstance(context, Feature):
+        context = context.projection
     if context is not None and not isinstance(context, Projection):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise AgentContractError("make(context=...) takes a projection")
+        raise AgentContractError("make(context=...) takes a projection or a surface.feature(...)")
     by_name: dict[str, Resource] = {}
     for r in resources:
         if r.name in by_name:

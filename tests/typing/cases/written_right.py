@@ -3,7 +3,7 @@
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
-from foldkit_agent import AgentRuntime, Invocation, Program, agent
+from foldkit_agent import AgentRuntime, Invocation, Program, agent, surface
 
 from .todo import (
     App,
@@ -75,3 +75,11 @@ async def runtime() -> AsyncGenerator[AgentRuntime[Model, User]]:
         await rt.messages.dispatch(RequestedDeleteTodo, {"id": "t1"})
         await rt.messages.dispatch("delete_todo", {"id": "t1"})
         yield rt
+
+
+# A page feature as the context: its projection is the contract's.
+AddTodo = surface.action(name="add_todo", description="Add a todo", message=RequestedCreateTodo)
+TodoList = surface.feature(projection=Todos, actions=[AddTodo])
+Featured = TodoAgent.make(
+    context=TodoList, messages=TodoAgent.expose({RequestedCreateTodo: TodoAgent.action(AddTodo)})
+)
