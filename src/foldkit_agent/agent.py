@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import Any, Generic, Unpack, overload
+from typing import Any, Generic, Required, TypedDict, Unpack, overload
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
@@ -31,7 +31,6 @@ from .app.surface import Action, Application, Feature, MessageSet
 from .audit import *  # noqa: F403
 from .audit.log import AuditLog
 from .contract import *  # noqa: F403
-from .contract.approval import DEFAULT_APPROVAL_TIMEOUT
 from .contract.calls import AuthorizationRequest
 from .contract.completion import CompletionContract, when
 from .contract.declare import (
@@ -78,6 +77,17 @@ _Variants = (
     | Mapping[str, Variant[M, P, Any] | ActionVariant | str]
 )
 """An ``expose`` mapping: Message class (or tag) -> variant, action or description."""
+
+
+class _Binding(TypedDict, Generic[P, E], total=False):
+    """The keywords of :func:`~foldkit_agent.runtime.bind` besides ``definition``, which
+    ``AgentBuilder.bind`` forwards as they are: bind keeps their defaults and documents them.
+    ``E`` is the contract's Message union (the host must accept it), ``P`` its principal."""
+
+    host: Required[SupportsHost[Any, E]]
+    audit: AuditLog | None
+    principal: PrincipalProvider[P] | None
+    approval_timeout: float | timedelta
 
 
 class AgentBuilder(Generic[M, P, U]):
@@ -186,15 +196,10 @@ class AgentBuilder(Generic[M, P, U]):
         )
 
     def bind(
-        self,
-        *,
-        definition: AgentDefinition[M, P, E],
-        host: SupportsHost[Any, E],
-        audit: AuditLog | None = None,
-        principal: PrincipalProvider[P] | None = None,
-        approval_timeout: float | timedelta = DEFAULT_APPROVAL_TIMEOUT,
+        self, *, definition: AgentDefinition[M, P, E], **binding: Unpack[_Binding[P, E]]
     ) -> AgentRuntime[M, P, E]:
-        """See :func:`~foldkit_agent.runtime.bind`.
+        """See :func:`~foldkit_agent.runtime.bind`: the same keywords (``host=``, ``audit=``,
+        ``principal=``, ``approval_timeout=``), typed by :class:`_Binding`.
 
         Raises:
             AgentContractError: as ``bind``, and when the contract reads another Model.
@@ -205,13 +210,7 @@ class AgentBuilder(Generic[M, P, U]):
                 f"this contract reads {reads.__name__}, but the builder is for "
                 f"{self.model_type.__name__}; bind it with the builder of its own application"
             )
-        return bind(
-            definition=definition,
-            host=host,
-            audit=audit,
-            principal=principal,
-            approval_timeout=approval_timeout,
-        )
+        return bind(definition=definition, **binding)
 
 
 def for_application(app: Application[M, U]) -> AgentBuilder[M, Any, U]:
