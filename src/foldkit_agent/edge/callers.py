@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Final
 
 import anyio
@@ -223,6 +223,7 @@ class Slot:
             self.slots.give_back(self)
 
 
+@dataclass(eq=False)
 class Slots:
     """Counts of one resource held per caller, within a per-caller share and a total.
 
@@ -241,26 +242,20 @@ class Slots:
         ValueError: a cap below 1.
     """
 
-    def __init__(
-        self,
-        what: str,
-        *,
-        per_caller: int,
-        total: int,
-        evict_idle: bool = False,
-        advice: str = "Close one before opening another.",
-    ) -> None:
-        if per_caller < 1 or total < 1:
-            raise ValueError(f"the caps on {what} must be at least 1")
-        self.what = what
-        self.advice = advice
-        self.per_caller = per_caller
-        self.total = total
-        self.evict_idle = evict_idle
-        self.evicted = 0
-        self._held: dict[str, int] = {}
-        self._count = 0
-        self._slots: set[Slot] = set()
+    what: str
+    _: KW_ONLY
+    per_caller: int
+    total: int
+    evict_idle: bool = False
+    advice: str = "Close one before opening another."
+    evicted: int = field(default=0, init=False)
+    _held: dict[str, int] = field(default_factory=dict[str, int], init=False, repr=False)
+    _count: int = field(default=0, init=False, repr=False)
+    _slots: set[Slot] = field(default_factory=set[Slot], init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.per_caller < 1 or self.total < 1:
+            raise ValueError(f"the caps on {self.what} must be at least 1")
 
     def __len__(self) -> int:
         return self._count
