@@ -23,6 +23,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Container, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 from .host import Host, Unsubscribe
@@ -48,8 +49,10 @@ def _split(result: Any) -> tuple[Any, tuple[Command, ...]]:
     return cast(Any, value), ()
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class Program(Generic[M, Msg]):
-    """An Elm-architecture program: ``init`` and ``update``.
+    """An Elm-architecture program: ``init`` and ``update``, a value that :meth:`run` starts
+    (each run is a :class:`Running` of its own).
 
     Args:
         init: the initial Model, ``(model, commands)``, or a function returning either.
@@ -59,23 +62,16 @@ class Program(Generic[M, Msg]):
             refuses a contract that exposes any other Message.
     """
 
-    def __init__(
-        self,
-        *,
-        init: Any,
-        update: Callable[[M, Msg], Any],
-        message: Container[type[Any]] | None = None,
-    ) -> None:
-        self._init = init
-        self._update = update
-        self._accepts = message
+    init: Any
+    update: Callable[[M, Msg], Any]
+    message: Container[type[Any]] | None = None
 
     @asynccontextmanager
     async def run(self) -> AsyncGenerator[Running[M, Msg]]:
         """Start the program on the running event loop; stop its commands on exit."""
-        init = self._init() if callable(self._init) else self._init
+        init = self.init() if callable(self.init) else self.init
         model, commands = _split(init)
-        running: Running[M, Msg] = Running(model, self._update, self._accepts)
+        running: Running[M, Msg] = Running(model, self.update, self.message)
         running.start(commands)
         try:
             yield running
