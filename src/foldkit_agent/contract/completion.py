@@ -86,16 +86,21 @@ def _seconds(timeout: float | timedelta | None) -> float:
 class CorrelationKey:
     """An indexable correlation: ``request_key(request, call) == result_key(result)``.
 
-    Build it with :func:`correlate_key` or :func:`by_invocation_id`.
+    Build it with :func:`correlate_key` or :func:`by_invocation_id`. A key function left
+    ``None`` is a plain value the Message hub reads itself, with no call of ours per
+    Message: the request key is then the invocation id, the result key ``result_field``.
     """
 
-    request_key: Callable[[Any, CallInfo], Hashable]
-    result_key: Callable[[Any], Hashable]
+    request_key: Callable[[Any, CallInfo], Hashable] | None
+    result_key: Callable[[Any], Hashable] | None
     result_field: str | None = None
     """The result Message field the key is read from, when known (checked at declaration)."""
 
     def __call__(self, request: Any, result: Any, call: CallInfo) -> bool:
-        return self.request_key(request, call) == self.result_key(result)
+        mine = call.invocation.id if self.request_key is None else self.request_key(request, call)
+        if self.result_key is None:
+            return mine == getattr(result, self.result_field or "", None)
+        return mine == self.result_key(result)
 
 
 def correlate_key(
@@ -124,11 +129,7 @@ def by_invocation_id(result_field: str) -> CorrelationKey:
     """
     if not isinstance(result_field, str) or not result_field:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("by_invocation_id takes the name of a result Message field")
-    return CorrelationKey(
-        lambda _req, call: call.invocation.id,
-        lambda res: getattr(res, result_field, None),
-        result_field,
-    )
+    return CorrelationKey(None, None, result_field)
 
 
 @dataclass(frozen=True)

@@ -218,9 +218,20 @@ class Slot:
     evict: Callable[[], None] | None = None
 
     def release(self) -> None:
-        if not self.released:
-            self.released = True
-            self.slots.give_back(self)
+        """Give the slot back to its :class:`Slots` (a second release does nothing)."""
+        if self.released:
+            return
+        self.released = True
+        slots = self.slots
+        slots._slots.discard(self)  # pyright: ignore[reportPrivateUsage]
+        held = slots._held.get(self.caller, 0)  # pyright: ignore[reportPrivateUsage]
+        if held <= 0:
+            return
+        if held == 1:
+            del slots._held[self.caller]  # pyright: ignore[reportPrivateUsage]
+        else:
+            slots._held[self.caller] = held - 1  # pyright: ignore[reportPrivateUsage]
+        slots._count -= 1  # pyright: ignore[reportPrivateUsage]
 
 
 @dataclass(eq=False)
@@ -321,18 +332,6 @@ class Slots:
         self.evicted += 1
         evict()
         return True
-
-    def give_back(self, slot: Slot) -> None:
-        """Release ``slot`` (use :meth:`Slot.release`)."""
-        self._slots.discard(slot)
-        held = self._held.get(slot.caller, 0)
-        if held <= 0:
-            return
-        if held == 1:
-            del self._held[slot.caller]
-        else:
-            self._held[slot.caller] = held - 1
-        self._count -= 1
 
 
 def _is_event(message: Message) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
+from types import EllipsisType
 from typing import Any, Generic
 
 from opentelemetry import trace
@@ -367,7 +368,7 @@ class AgentRuntime(Generic[M, P, E]):
             (True, 'completed')
         """
         try:
-            result = await self.messages.dispatch_unknown(name, payload, invocation)
+            result = await self.start(name, payload, invocation)
         except AgentError as err:
             return summarize(err)
         except Exception as exc:
@@ -384,17 +385,26 @@ class AgentRuntime(Generic[M, P, E]):
         and runs in one ``Agent.dispatch`` span when a tracer provider is configured.
         """
         plan = None if cap is None else self.plans.get(cap.name)
-        return self.start(plan, requested, payload, invocation)
+        return self.start(requested, payload, invocation, plan)
 
     def start(
-        self, plan: Plan | None, requested: str, payload: Any, invocation: Invocation | None
+        self,
+        requested: str,
+        payload: Any,
+        invocation: Invocation | None,
+        plan: Plan | EllipsisType | None = ...,
     ) -> Coroutine[Any, Any, DispatchResult]:
-        """:meth:`invoke` for a capability's :class:`~foldkit_agent.runtime.plan.Plan`.
+        """:meth:`invoke` for a capability's :class:`~foldkit_agent.runtime.plan.Plan`, or
+        (``plan`` left out) for the capability a protocol name read off the wire names.
 
         A plain function returning the call's coroutine, so an untraced call has no frame of
         its own here. Tracing is checked per call, not at bind: the first call after a tracer
         provider is set is traced, whenever the runtime was bound.
         """
+        if plan is ...:
+            plan = self.plans.get(requested) if isinstance(requested, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+            if plan is None:
+                requested = str(requested)[:200]
         call = Call(
             self,
             plan,

@@ -78,9 +78,7 @@ class RuntimeMessages(Generic[E]):
         Only capability *names* resolve here (not tags). Await it; raises as :meth:`dispatch`.
         (A plain function returning the invocation's coroutine: one frame fewer per call.)
         """
-        rt = self._rt
-        plan = rt.plans.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-        return rt.start(plan, str(name)[:200] if plan is None else name, payload, invocation)
+        return self._rt.start(name, payload, invocation)
 
 
 class RuntimeResources:

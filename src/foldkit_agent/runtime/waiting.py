@@ -103,7 +103,12 @@ class MessageHub:
         correlate = contract.correlate
         keyed = isinstance(correlate, CorrelationKey)
         if keyed:
-            waiter.key = correlate.request_key(waiter.request, waiter.call)
+            request_key = correlate.request_key
+            waiter.key = (
+                waiter.call.invocation.id
+                if request_key is None
+                else request_key(waiter.request, waiter.call)
+            )
         success = contract.success.__message_tag__
         failure = contract.failure
         tags = waiter.tags = (success,) if failure is None else (success, failure.__message_tag__)
@@ -173,8 +178,13 @@ class MessageHub:
             return
         best: Waiter | None = None
         for correlation, index in list(group.keyed.items()):
+            result_key = correlation.result_key
             try:
-                key = correlation.result_key(message)
+                key = (
+                    getattr(message, correlation.result_field or "", None)
+                    if result_key is None
+                    else result_key(message)
+                )
             except Exception:  # a broken key function must not break the host
                 _log.warning("a correlate_key result function raised", exc_info=True)
                 continue

@@ -123,25 +123,17 @@ async def test_f03_every_refusal_is_an_error_result(mode: str) -> None:
 
 async def test_f03_defect_is_generic() -> None:
     async with run_cart() as cart:
-        real = cart.rt.messages
 
-        class Exploding:
-            def available(self) -> Any:
-                return real.available()
-
-            def all(self) -> Any:
-                return real.all()
-
-            async def dispatch_unknown(self, *_a: Any, **_k: Any) -> Any:
-                raise RuntimeError("secret detail at /srv/app.py line 3")
+        async def exploding(*_a: Any, **_k: Any) -> Any:
+            raise RuntimeError("secret detail at /srv/app.py line 3")
 
         server = mcp_server(cart.rt, name="cart", version="1")
-        cart.rt.messages = Exploding()  # type: ignore[assignment]
+        cart.rt.start = exploding  # type: ignore[method-assign]
         try:
             async with Client(server) as client:
                 result = await client.call_tool("increment", {})
         finally:
-            cart.rt.messages = real
+            del cart.rt.start
         assert result.is_error
         text = result.content[0].text  # type: ignore[union-attr]
         assert "secret" not in text

@@ -195,7 +195,7 @@ class _Adapter:
         check_target(target, "mcp_server")
         self.target = target
         self.static = static_runtime(target)
-        self.credentials_of: CredentialsOf = credentials_of or default_credentials_of
+        self.credentials_of = credentials_of  # None: default_credentials_of's answer
         self.feeds: dict[int, tuple[AgentRuntime[Any, Any], Feed]] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
         self.calls = CallsInFlight() if calls is None else calls
@@ -234,13 +234,23 @@ class _Adapter:
     def track(
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any]
     ) -> LegacyPeer | None:
-        feed = self.feed(rt)
         if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return None  # nothing is pushed to a modern-era connection
+            return None  # nothing is pushed to a modern-era connection: its feed waits for a
+            # listing or a subscriptions/listen
+        feed = self.feed(rt)
         connection = connection_of(ctx)
         if connection is None or not connection.has_standalone_channel:
             return None
         return feed.peer(connection)
+
+    async def credentials(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+        """The credentials of a call: the host's ``credentials_of`` (as
+        :func:`~foldkit_agent.edge.calls.credentials_or_none`), by default the verified bearer
+        token (what :func:`default_credentials_of` answers, read here without its frame)."""
+        hook = self.credentials_of
+        if hook is None:
+            return get_access_token()
+        return await credentials_or_none(hook, ctx)
 
     async def middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -297,7 +307,7 @@ class _Adapter:
         a ``progressToken`` (on the in-process transport, a progress callback), otherwise each
         beat is a no-op. Its words are made at the first beat: most calls answer before one.
         """
-        credentials = await credentials_or_none(self.credentials_of, ctx)
+        credentials = await self.credentials(ctx)
         scope = getattr(ctx.request, "scope", None)
         caller = ANONYMOUS if scope is None else caller_key(scope)
         plan = rt.plans.get(name)
@@ -368,7 +378,7 @@ class _Adapter:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         """The second leg of a modern-era approval: hand the answer to the parked call."""
-        credentials = await credentials_or_none(self.credentials_of, ctx)
+        credentials = await self.credentials(ctx)
         response = (params.input_responses or {}).get(INPUT_KEY)
         approval = answer_of(response, approver_name(ctx, credentials))
         key = params.request_state or ""
