@@ -15,7 +15,8 @@ Errors cross protocol boundaries as JSON::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypedDict
 
 __all__ = [
@@ -135,12 +136,24 @@ class _AboutCapability(AgentError):
 
 
 class AgentUnknownCapabilityError(_AboutCapability):
-    """No capability has this name. The Model was not read and nothing was dispatched."""
+    """No capability has this name. The Model was not read and nothing was dispatched.
+
+    Given the contract's capability names (``known``), the text names the closest one
+    (``Did you mean 'delete_todo'?``), since a misspelt name is the usual cause; a name
+    longer than any capability name may be is not compared.
+    """
 
     TEXT = (
         "There is no capability named {capability!r}. List the available capabilities and "
         "call one of those."
     )
+
+    def __init__(self, *, capability: str, known: Iterable[str] = ()) -> None:
+        super().__init__(capability=capability)
+        close = difflib.get_close_matches(capability, known, n=1) if len(capability) <= 128 else []
+        if close:
+            self.message += f" Did you mean {close[0]!r}?"
+            self.args = (self.message,)
 
 
 class AgentCapabilityUnavailableError(_AboutCapability):

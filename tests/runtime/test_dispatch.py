@@ -166,6 +166,26 @@ async def test_an_unknown_capability_never_reads_the_model() -> None:
     assert "delete_todoo" in str(info.value)
 
 
+async def test_an_unknown_name_is_answered_with_the_closest_capability() -> None:
+    rt = bind(RecordingHost(Model(), update=update))
+    with pytest.raises(AgentUnknownCapabilityError, match="Did you mean 'delete_selected'"):
+        await rt.messages.dispatch("delete_selectd", {})
+    with pytest.raises(AgentUnknownCapabilityError) as far:
+        await rt.messages.dispatch_unknown("zzzz", {})
+    assert "Did you mean" not in str(far.value)
+
+
+async def test_an_input_model_is_decoded_as_its_json_data() -> None:
+    host = RecordingHost(Model(selected="a"), update=update)
+    rt = bind(host)
+    await rt.messages.dispatch(Incremented, Incremented(by=2))
+    await rt.messages.dispatch(DeletedSelected, NoInput(), Invocation(credentials="alice"))
+    assert host.dispatched == [Incremented(by=2), DeletedSelected(id="a")]
+    with pytest.raises(AgentInvalidInputError, match="'incremented'"):
+        await rt.messages.dispatch(Incremented, Selected(id="x"))
+    assert len(host.dispatched) == 2
+
+
 async def test_a_message_that_is_not_exposed_is_unknown() -> None:
     host = RecordingHost(Model(), update=update)
     rt = bind(host)

@@ -248,7 +248,7 @@ class Call:
         """
         plan = self.plan
         if plan is None:
-            raise AgentUnknownCapabilityError(capability=self.name)
+            raise AgentUnknownCapabilityError(capability=self.name, known=self.rt.plans)
         rt = self.rt
         if rt.draining:  # stop accepting: a call that arrives during a drain never runs
             raise self.cancelled(False)

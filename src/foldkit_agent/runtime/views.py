@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Generic
 
+from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from ..contract.calls import Invocation
@@ -46,7 +47,7 @@ class RuntimeMessages(Generic[E]):
     async def dispatch(
         self,
         ref: type[E] | str,
-        input: Any = None,
+        input: BaseModel | Mapping[str, object] | None = None,
         invocation: Invocation | None = None,
     ) -> DispatchResult:
         """Invoke a capability named by its Message class, tag or protocol name.
@@ -54,8 +55,12 @@ class RuntimeMessages(Generic[E]):
         Args:
             ref: ``RequestedCreateTodo``, ``"RequestedCreateTodo"`` or ``"create_todo"``; a
                 class the contract does not expose is a type error (and, at run time, an
-                ``AgentUnknownCapabilityError``).
-            input: the wire (JSON) form of the input; ``None`` means ``{}``.
+                ``AgentUnknownCapabilityError``, which names the closest capability).
+            input: the wire (JSON) form of the input, or the input itself: the variant's
+                ``input=`` model or, for a direct variant, its Message
+                (``DeleteInput(id="t1")``, whose constructor a type checker checks). A model
+                is sent as its JSON data (``model_dump(mode="json", by_alias=True)``) and
+                decoded like any payload. ``None`` means ``{}``.
             invocation: identity, transport, signal and credentials; a fresh in-app one by default.
 
         Returns:
@@ -65,10 +70,20 @@ class RuntimeMessages(Generic[E]):
             AgentUnknownCapabilityError, AgentCapabilityUnavailableError,
             AgentInvalidInputError, AgentAuthorizationError, AgentCancelledError,
             AgentCompletionTimeoutError, AgentHostError: see :mod:`foldkit_agent.errors`.
+
+        Example:
+            >>> await rt.messages.dispatch(RequestedDeleteTodo, {"id": "t1"})
+            >>> await rt.messages.dispatch(RequestedDeleteTodo, RequestedDeleteTodo(id="t1"))
         """
         cap = self._rt.definition.lookup(ref)
         name = ref if isinstance(ref, str) else getattr(ref, "__message_tag__", repr(ref))
-        return await self._rt.invoke(cap, name, {} if input is None else input, invocation)
+        if input is None:
+            payload: Any = {}
+        elif isinstance(input, BaseModel):
+            payload = input.model_dump(mode="json", by_alias=True)
+        else:
+            payload = input
+        return await self._rt.invoke(cap, name, payload, invocation)
 
     def dispatch_unknown(
         self, name: str, payload: Any, invocation: Invocation | None = None

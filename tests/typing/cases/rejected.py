@@ -102,6 +102,9 @@ agent.bind(definition=Contract, host=wide, principal=lambda inv: 42)  # expect-e
 async def dispatch_what_is_not_exposed() -> None:
     rt = TodoAgent.bind(definition=Contract, host=wide)
     await rt.messages.dispatch(ReceivedTodos, {"todos": []})  # expect-error
+    # The input as its model: a wrong field is the model's constructor error.
+    await rt.messages.dispatch(RequestedDeleteTodo, DeleteInput(todoId="x"))  # expect-error
+    await rt.messages.dispatch(RequestedDeleteTodo, RequestedDeleteTodo(todoId="x"))  # expect-error
 
 
 # A direct variant that names no Message reads a plain Message: name it to read its fields.

@@ -74,6 +74,7 @@ async def runtime() -> AsyncGenerator[AgentRuntime[Model, User]]:
         )
         await rt.messages.dispatch(RequestedDeleteTodo, {"id": "t1"})
         await rt.messages.dispatch("delete_todo", {"id": "t1"})
+        await rt.messages.dispatch(RequestedDeleteTodo, DeleteInput(id="t1"))
         yield rt
 
 
