@@ -61,10 +61,30 @@ class InputDecoder:
             raise self._invalid(
                 capability, [{"path": "", "problem": "the input must be a JSON object"}]
             )
-        if self._flat and _plain(payload):  # pyright: ignore[reportUnknownArgumentType]
-            # The same answer without the round trip through JSON text (see _flat_scalars):
-            # what this accepts, the JSON path accepts as the same value; anything it refuses
-            # goes the JSON path, whose issues the refusal reports.
+        # Plain: a flat object of exactly-typed JSON scalars that its JSON encoding carries
+        # unchanged (text keys and strings UTF-8 can encode, bool, None, integers within
+        # _INT_BOUND, finite floats). For a model of flat scalars (see _flat_scalars) such a
+        # payload gets the same answer without the round trip through JSON text: what this
+        # accepts, the JSON path accepts as the same value; anything it refuses goes the JSON
+        # path, whose issues the refusal reports.
+        plain = self._flat
+        if plain:
+            for key, value in cast("dict[Any, Any]", payload).items():
+                if type(key) is not str or not (key.isascii() or _encodable(key)):
+                    plain = False
+                    break
+                kind = type(value)  # pyright: ignore[reportUnknownVariableType]
+                if kind is str:
+                    plain = value.isascii() or _encodable(value)
+                elif kind is int:
+                    plain = -_INT_BOUND < value < _INT_BOUND
+                elif kind is float:
+                    plain = isfinite(value)
+                else:
+                    plain = kind is bool or value is None
+                if not plain:
+                    break
+        if plain:
             try:
                 return self._validator.validate_python(payload, strict=True, extra="forbid")
             except (ValidationError, ValueError, RecursionError):
@@ -162,12 +182,13 @@ def _flat_scalars(model: type[BaseModel]) -> bool:
     ``bool``, ``None``, optionally nullable or defaulted, with any ``Field`` bounds), with no
     validator of any kind and no config that could tell Python input from JSON input.
 
-    For such a model and a payload of exactly-typed JSON scalars (:func:`_plain`), pydantic's
-    strict Python validation accepts what its strict JSON validation of ``to_json(payload)``
-    accepts, with the same values, and refuses the rest (the hypothesis test in
-    tests/contract/test_decoding_paths.py compares the two). Other models always take the
-    JSON round trip. Read from pydantic's documented model attributes (``model_fields``,
-    ``model_config``, ``__pydantic_decorators__`` and the custom-init and post-init flags);
+    For such a model and a plain payload of exactly-typed JSON scalars (as
+    :meth:`InputDecoder.decode` checks it), pydantic's strict Python validation accepts what
+    its strict JSON validation of ``to_json(payload)`` accepts, with the same values, and
+    refuses the rest (the hypothesis test in tests/contract/test_decoding_paths.py compares
+    the two). Other models always take the JSON round trip. Read from pydantic's documented
+    model attributes (``model_fields``, ``model_config``, ``__pydantic_decorators__`` and the
+    custom-init and post-init flags);
     anything not known to be safe answers ``False``.
     """
     if issubclass(model, RootModel) or model.__pydantic_custom_init__:
@@ -195,28 +216,6 @@ def _scalar_field(info: FieldInfo) -> bool:
             if not bound.strict:
                 return False
         elif not isinstance(bound, _BOUNDS_METADATA) or getattr(bound, "strict", None) is False:
-            return False
-    return True
-
-
-def _plain(payload: dict[Any, Any]) -> bool:
-    """Whether ``payload`` is a flat object of exactly-typed JSON scalars that its JSON
-    encoding carries unchanged: text keys and strings that UTF-8 can encode, ``bool``,
-    ``None``, integers within :data:`_INT_BOUND` and finite floats."""
-    for key, value in payload.items():
-        if type(key) is not str or not (key.isascii() or _encodable(key)):
-            return False
-        kind = type(value)  # pyright: ignore[reportUnknownVariableType]
-        if kind is str:
-            if not (value.isascii() or _encodable(value)):
-                return False
-        elif kind is int:
-            if not -_INT_BOUND < value < _INT_BOUND:
-                return False
-        elif kind is float:
-            if not isfinite(value):
-                return False
-        elif kind is not bool and value is not None:
             return False
     return True
 
