@@ -7,7 +7,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.authentication import SimpleUser, UnauthenticatedUser
 
-from foldkit_agent.edge.callers import ANONYMOUS, CapReached, Slots, caller_key
+from foldkit_agent.edge.callers import ANONYMOUS, CapReached, Slot, Slots, caller_key
 
 
 def test_an_mcp_token_counts_as_its_subject_not_its_client() -> None:
@@ -43,3 +43,41 @@ def test_anonymous_callers_at_their_share_leave_room_for_authenticated_ones() ->
     for slot in held + alice:
         slot.release()
     assert len(slots) == 1
+
+
+def _evictable(slots: Slots, caller: str, ended: list[str], idle_since: float) -> Slot:
+    slot = slots.take(caller)
+    slot.last_active = idle_since
+    slot.evict = lambda: ended.append(caller)
+    return slot
+
+
+def test_at_the_total_the_largest_holders_longest_idle_stream_ends_for_a_newcomer() -> None:
+    slots = Slots("open event streams", per_caller=4, total=4, evict_idle=True)
+    ended: list[str] = []
+    _evictable(slots, "page:quiet", ended, idle_since=1.0)  # idle longest, holds one
+    _evictable(slots, "page:greedy", ended, idle_since=3.0)
+    _evictable(slots, "page:greedy", ended, idle_since=2.0)
+    _evictable(slots, "page:greedy", ended, idle_since=4.0)
+    slots.take("page:new")
+    assert ended == ["page:greedy"]
+    assert slots.held_by("page:greedy") == 2
+    assert slots.held_by("page:quiet") == 1
+    assert slots.evicted == 1
+
+
+def test_minted_callers_never_end_a_stream_of_a_caller_holding_no_more_than_they_would() -> None:
+    """A page's one stream survives any number of fresh page sessions: once every caller
+    holds one, the newcomer is refused (503) instead of ending somebody's only stream."""
+    slots = Slots("open event streams", per_caller=16, total=4, evict_idle=True)
+    ended: list[str] = []
+    _evictable(slots, "page:legit", ended, idle_since=0.0)
+    for n in range(3):
+        _evictable(slots, f"page:minted-{n}", ended, idle_since=float(n + 1))
+    for n in range(3, 40):
+        with pytest.raises(CapReached) as full:
+            slots.take(f"page:minted-{n}")
+        assert full.value.err.status == 503
+    assert ended == []
+    assert slots.held_by("page:legit") == 1
+    assert slots.evicted == 0

@@ -18,13 +18,17 @@ Who the caller is comes only from what step 3 of :class:`~.guard.EdgeGuard` veri
   used: on loopback or behind a proxy they are all the same, and they are easy to vary.)
 
 Idle eviction (streams). A :class:`Slots` made with ``evict_idle=True`` does not refuse a
-caller below its share when the server is at its total: it ends the stream that has been idle
-longest (no event sent, keep-alive comments aside) to make room, and counts it in
+caller below its share when the server is at its total: it ends a stream of a caller holding
+more than the newcomer will (the largest holder first; among its streams, the one idle
+longest: no event sent, keep-alive comments aside) to make room, and counts it in
 :attr:`Slots.evicted`. The evicted stream gets a clean end: :func:`serve_held` cancels the
 application serving it and closes the response body properly, and the client (an SSE client
 reconnects by itself) sees its stream end. So a server at its cap still serves a new caller,
-while each caller stays within its share. A stream whose response has not started is never
-evicted; with none to evict, the answer is the 503.
+while each caller stays within its share. A caller holding no more than the newcomer would is
+never ended for it (the newcomer's own idle stream may be), so minting callers (fresh page
+sessions) cannot make a page's only stream end over and over; once every other caller holds as
+few, a newcomer with no stream to give up gets the 503, as it does when no stream has started
+its response.
 
 Example:
     >>> streams = Slots("open event streams", per_caller=16, total=1000)
@@ -242,8 +246,9 @@ class Slots:
         what: the resource in the plural, for refusals (``"open event streams"``).
         per_caller: most one caller may hold.
         total: most all callers may hold together.
-        evict_idle: at ``total``, end the slot idle longest instead of refusing a caller
-            below its share (module docs).
+        evict_idle: at ``total``, end the newcomer's own idle slot or one of a caller
+            holding more than it would, instead of refusing a caller below its share
+            (module docs).
         advice: what a caller at its share should do, ending its refusal.
 
     Attributes:
@@ -307,7 +312,7 @@ class Slots:
         held = self._held.get(caller, 0)
         if held >= self.per_caller or self._count >= self.total:  # checked inline: every call
             refused = self.refusal(caller)
-            if refused is not None and refused.status == 503 and self._evict_one():
+            if refused is not None and refused.status == 503 and self._evict_for(caller):
                 refused = self.refusal(caller)
             if refused is not None:
                 raise CapReached(refused)
@@ -319,13 +324,27 @@ class Slots:
             self._slots.add(slot)
         return slot
 
-    def _evict_one(self) -> bool:
+    def _evict_for(self, newcomer: str) -> bool:
+        """End one evictable slot to make room for ``newcomer``: its own, or one of a caller
+        holding more than the newcomer will (the largest holder's longest idle, module docs);
+        whether one was ended."""
         if not self.evict_idle:
             return False
-        idle = [s for s in self._slots if s.evict is not None]
-        if not idle:
+        will_hold = self._held.get(newcomer, 0) + 1
+        victim: Slot | None = None
+        most = 0
+        for slot in self._slots:
+            if slot.evict is None:
+                continue
+            holds = self._held.get(slot.caller, 0)
+            if slot.caller != newcomer and holds <= will_hold:
+                continue
+            if victim is None or holds > most or (
+                holds == most and slot.last_active < victim.last_active
+            ):
+                victim, most = slot, holds
+        if victim is None:
             return False
-        victim = min(idle, key=lambda s: s.last_active)
         evict, victim.evict = victim.evict, None
         assert evict is not None
         victim.release()

@@ -200,7 +200,8 @@ def agent_surface(
               streams one caller and all callers together may hold (defaults 16 and 64: page
               sessions are free to mint, so all of them share this one small pool; each
               stream holds a connection); past them 429 or 503 naming the cap (at the total,
-              the longest-idle stream is ended to make room instead).
+              a stream of a caller holding more than the newcomer is ended to make room
+              instead).
             * ``caps.page_sessions``: page sessions counted apart (default 1,000;
               :class:`PageSessions`): each page session that asked ``session`` for its token
               holds its own share of streams; any other anonymous page is the one anonymous
