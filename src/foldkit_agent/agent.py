@@ -71,6 +71,7 @@ P = TypeVar("P")
 P2 = TypeVar("P2")
 U = TypeVar("U", contravariant=True, default=Any)
 E = TypeVar("E")
+I = TypeVar("I")  # noqa: E741 - a surface Action's input
 
 _Variants = (
     Mapping[type[E], Variant[M, P, Any] | ActionVariant | str]
@@ -116,12 +117,12 @@ class AgentBuilder(Generic[M, P, U]):
 
     def action(
         self,
-        surface_action: Action,
+        surface_action: Action[I],
         *,
         available: Callable[[M], bool] | None = None,
-        authorize: Callable[[AuthorizationRequest[M, P, Any]], Any] | None = None,
+        authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None,
         completion: CompletionContract | None = None,
-        **presentation: Unpack[PresentationOptions[M, P, Any]],
+        **presentation: Unpack[PresentationOptions[M, P, I]],
     ) -> ActionVariant:
         """See :func:`~foldkit_agent.contract.variant.action`."""
         return action(

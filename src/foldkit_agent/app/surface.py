@@ -44,6 +44,9 @@ __all__ = [
 
 M = TypeVar("M", bound=BaseModel)
 U = TypeVar("U", contravariant=True, default=Any)
+I = TypeVar("I", default=Any)  # noqa: E741 - an Action's input
+Msg = TypeVar("Msg", bound=Message)
+In = TypeVar("In", bound=BaseModel)
 """The application's Message union (see :class:`~.message.MessageUnion`'s variance)."""
 
 
@@ -212,11 +215,12 @@ def application(
 
 
 @dataclass(frozen=True)
-class Action:
+class Action(Generic[I]):
     """A user-facing action declared once and shared by a page and an agent.
 
     An Action names the Message it makes; ``agent.action(...)`` exposes it under that
-    Message's tag with the Action's name, description and input.
+    Message's tag with the Action's name, description and input. ``I`` is its input (the
+    ``input`` model, else the Message), which types the hooks ``agent.action`` takes.
 
     Attributes:
         name: the capability name (``[A-Za-z0-9_-]{1,128}``).
@@ -233,6 +237,28 @@ class Action:
     to_message: Callable[..., Any] | None = None
 
 
+@typing.overload
+def action(
+    *,
+    name: str,
+    description: str,
+    message: type[Msg],
+    input: None = None,
+    to_message: None = None,
+) -> Action[Msg]: ...
+
+
+@typing.overload
+def action(
+    *,
+    name: str,
+    description: str,
+    message: type[Message],
+    input: type[In],
+    to_message: Callable[[In, Any], Any],
+) -> Action[In]: ...
+
+
 def action(
     *,
     name: str,
@@ -240,8 +266,12 @@ def action(
     message: type[Message],
     input: type[BaseModel] | None = None,
     to_message: Callable[..., Any] | None = None,
-) -> Action:
-    """Declare a surface :class:`Action` (see its attributes)."""
+) -> Action[Any]:
+    """Declare a surface :class:`Action` (see its attributes).
+
+    Example:
+        >>> AddTodo = surface.action(name="add_todo", description="Add", message=AddedTodo)
+    """
     return Action(
         name=name, description=description, message=message, input=input, to_message=to_message
     )
@@ -263,10 +293,10 @@ class Feature:
     """
 
     projection: Projection
-    actions: tuple[Action, ...] = ()
+    actions: tuple[Action[Any], ...] = ()
 
 
-def feature(*, projection: Projection, actions: Iterable[Action] = ()) -> Feature:
+def feature(*, projection: Projection, actions: Iterable[Action[Any]] = ()) -> Feature:
     """Declare a page feature: its projection and the Actions it causes.
 
     Raises:

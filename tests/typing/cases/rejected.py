@@ -1,6 +1,6 @@
 """Each marked line is a mistake strict pyright must reject, with no annotation in the code."""
 
-from foldkit_agent import Host, Invocation, Message, agent
+from foldkit_agent import Host, Invocation, Message, agent, surface
 
 from .todo import (
     App,
@@ -123,3 +123,7 @@ Both = TodoAgent.make(
 TodoAgent.bind(definition=Both, host=narrow)  # expect-error
 CreateOnly = TodoAgent.make(messages=[TodoAgent.expose({RequestedCreateTodo: "Create"})])
 TodoAgent.bind(definition=CreateOnly, host=narrow)
+
+# An action's hooks read its input: the Message it makes, or its input= model.
+Add = surface.action(name="add", description="Add", message=RequestedCreateTodo)
+TodoAgent.action(Add, authorize=lambda req: req.input.titel != "")  # expect-error

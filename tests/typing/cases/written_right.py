@@ -84,3 +84,12 @@ TodoList = surface.feature(projection=Todos, actions=[AddTodo])
 Featured = TodoAgent.make(
     context=TodoList, messages=TodoAgent.expose({RequestedCreateTodo: TodoAgent.action(AddTodo)})
 )
+AddNamed = surface.action(
+    name="add_named",
+    description="Add a todo",
+    message=RequestedCreateTodo,
+    input=CreateInput,
+    to_message=lambda inp, ctx: RequestedCreateTodo(title=inp.title),
+)
+TodoAgent.action(AddTodo, authorize=lambda req: req.input.title != "")
+TodoAgent.action(AddNamed, authorize=lambda req: req.input.title != "")
