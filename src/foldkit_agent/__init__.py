@@ -22,14 +22,15 @@ from .runtime.outcome import DEFECT_TEXT, defect
 
 if TYPE_CHECKING:
     from .edge.callers import CallerLimits
+    from .edge.calls import CallsInFlight
     from .edge.options import HttpOptions
     from .edge.tenants import Tenants
 
 
 def __getattr__(name: str) -> Any:
-    # Tenants and the HTTP adapters' options live in edge/, which needs the web extra
-    # (starlette): imported on first use.
-    if name in ("CallerLimits", "HttpOptions", "Tenants"):
+    # Tenants, the HTTP adapters' options and the calls in flight they share live in edge/,
+    # which needs the web extra (starlette): imported on first use.
+    if name in ("CallerLimits", "CallsInFlight", "HttpOptions", "Tenants"):
         from . import edge
 
         return getattr(edge, name)
@@ -43,6 +44,7 @@ __version__ = "0.1.0"
 __all__: list[str] = [
     "DEFECT_TEXT",
     "CallerLimits",
+    "CallsInFlight",
     "HttpOptions",
     "Tenants",
     "__version__",

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from contextlib import AsyncExitStack
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,7 +15,10 @@ from typer.testing import CliRunner
 from foldkit_agent.cli import app
 from tests.support.hostile import MODERN_META, mcp_call_body, mcp_headers
 from tests.support.mcp_helpers import INITIALIZE
+from tests.support.paths import ROOT
 from tests.support.serving import serve_process
+
+CLI = str(Path(sys.executable).parent / "foldkit-agent")
 
 TOKENS = ["--token", "alice-token=alice", "--token", "bob-token=bob"]
 
@@ -193,3 +200,33 @@ def test_f15_serve_refuses_stream_caps_that_reach_max_connections(caps: list[str
     assert result.exit_code == 2
     assert "which reaches --max-connections" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("caps", "said"),
+    [
+        (
+            ["--max-calls-per-caller", "2000"],
+            "--max-calls-per-caller must be at most --max-calls (1024), got 2000: "
+            "lower it or raise --max-calls",
+        ),
+        (
+            ["--max-waiting-per-caller", "17", "--max-waiting", "4"],
+            "--max-waiting-per-caller must be at most --max-waiting (4), got 17",
+        ),
+    ],
+)
+def test_serve_refuses_a_callers_share_above_the_total_in_one_line_and_exit_2(
+    caps: list[str], said: str
+) -> None:
+    done = subprocess.run(
+        [CLI, "serve", "examples.todo:runtime", "--mcp", "http", *caps],
+        cwd=ROOT,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

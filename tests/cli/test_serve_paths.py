@@ -52,8 +52,8 @@ async def test_the_official_client_gets_the_same_answers_on_either_path() -> Non
 
 async def test_serve_answers_2026_calls_inline_and_streams_the_one_that_waits() -> None:
     """The official client's plain calls (and its refused one) take the inline path, the call
-    with a ``progressToken`` on a waiting capability streams; ``serve`` says how many calls
-    each path answered when it stops."""
+    with a ``progressToken`` on a waiting capability streams; ``serve``'s shutdown output does
+    not speak of its internal paths."""
     lines = Lines()
     args = ("--mcp", "http", "--progress-interval", "0.05")
     async with (
@@ -72,8 +72,6 @@ async def test_serve_answers_2026_calls_inline_and_streams_the_one_that_waits() 
             assert refused.is_error
         rest = await progress_then_open(http, url)  # streams; its open_gate is inline
         assert any('"status":"completed"' in line for line in rest), rest
-    summary = [line for line in lines if line.startswith("MCP answered ")]
-    assert summary == [
-        "MCP answered 5 tools/call inline (0 refused by the SDK's checks) and "
-        "0 tools/list from kept bytes"
-    ], list(lines)
+    # which internal path answered is counted in app.state.mcp_inline (tests/adapters/mcp/
+    # test_inline.py) and logged at debug level; an operator's shutdown output says nothing of it
+    assert not [line for line in lines if "inline" in line or "kept bytes" in line], list(lines)

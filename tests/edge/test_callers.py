@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.authentication import SimpleUser, UnauthenticatedUser
 
-from foldkit_agent.edge.callers import ANONYMOUS, CapReached, Slot, Slots, caller_key
+from foldkit_agent.edge.callers import (
+    ANONYMOUS,
+    CallerLimits,
+    CapReached,
+    Slot,
+    Slots,
+    caller_key,
+)
 
 
 def test_an_mcp_token_counts_as_its_subject_not_its_client() -> None:
@@ -81,3 +90,34 @@ def test_minted_callers_never_end_a_stream_of_a_caller_holding_no_more_than_they
     assert ended == []
     assert slots.held_by("page:legit") == 1
     assert slots.evicted == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (
+            {"calls_per_caller": 2000},
+            "calls_per_caller must be at most calls (1024), got 2000: lower it or raise calls",
+        ),
+        (
+            {"waiting_per_caller": 17, "waiting": 4},
+            "waiting_per_caller must be at most waiting (4), got 17",
+        ),
+    ],
+)
+def test_a_callers_share_above_the_total_is_refused(given: dict[str, int], said: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(said)):
+        CallerLimits(**given)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"waiting": 1.5}, "waiting must be a whole number of at least 1, got 1.5"),
+        ({"calls": True}, "calls must be a whole number of at least 1, got True"),
+        ({"task_max_age": "1h"}, "task_max_age must be a positive number of seconds, got '1h'"),
+    ],
+)
+def test_a_cap_that_is_not_a_whole_number_is_refused(given: dict[str, object], said: str) -> None:
+    with pytest.raises(TypeError, match=re.escape(said)):
+        CallerLimits(**given)  # pyright: ignore[reportArgumentType]

@@ -70,6 +70,8 @@ __all__ = [
     "Slot",
     "Slots",
     "caller_key",
+    "check_count",
+    "check_seconds",
     "serve_held",
 ]
 
@@ -134,7 +136,15 @@ class CallerLimits:
             ``INPUT_REQUIRED`` task, a page approval, an in-process deferred call).
 
     Raises:
-        ValueError: a cap below 1 or a timeout that is not a positive number of seconds.
+        TypeError: a cap that is not an ``int`` (a ``bool`` is not one) or a timeout that is
+            not a number (:func:`check_count`, :func:`check_seconds`).
+        ValueError: a cap below 1, a timeout that is not a positive number of seconds, or a
+            per-caller share above its total (``calls_per_caller`` above ``calls``,
+            ``waiting_per_caller`` above ``waiting``).
+
+    Example:
+        >>> CallerLimits(calls_per_caller=8).calls_per_caller
+        8
     """
 
     streams_per_caller: int = DEFAULT_STREAMS_PER_CALLER
@@ -154,9 +164,7 @@ class CallerLimits:
 
     def __post_init__(self) -> None:
         for name in ("session_idle_timeout", "task_max_age"):
-            value = getattr(self, name)
-            if not 0 < value < float("inf"):
-                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+            check_seconds(name, getattr(self, name))
         for name in (
             "streams_per_caller",
             "streams",
@@ -171,8 +179,49 @@ class CallerLimits:
             "waiting_per_caller",
             "waiting",
         ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+            check_count(name, getattr(self, name), 1)
+        # a share above the total could never be held: the total refuses first
+        for share, total in (("calls_per_caller", "calls"), ("waiting_per_caller", "waiting")):
+            if getattr(self, share) > getattr(self, total):
+                raise ValueError(
+                    f"{share} must be at most {total} ({getattr(self, total)}), got "
+                    f"{getattr(self, share)}: lower it or raise {total}"
+                )
+
+
+def check_count(name: str, value: object, floor: int, unit: str = "") -> None:
+    """The one rule for a count option: an ``int`` (not a ``bool``) of at least ``floor``.
+
+    ``unit`` (``"bytes"``) follows the floor in the refusal.
+
+    Raises:
+        TypeError: ``value`` is not an ``int`` (a ``bool``, a string, ``None``).
+        ValueError: ``value`` is below ``floor``.
+
+    Example:
+        >>> check_count("calls", 8, 1)
+        >>> check_count("calls", "8", 1)
+        Traceback (most recent call last):
+        TypeError: calls must be a whole number of at least 1, got '8'
+    """
+    least = f"at least {floor} {unit}".rstrip()
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a whole number of {least}, got {value!r}")
+    if value < floor:
+        raise ValueError(f"{name} must be {least}, got {value}")
+
+
+def check_seconds(name: str, value: object) -> None:
+    """The one rule for a duration option: a positive, finite number of seconds.
+
+    Raises:
+        TypeError: ``value`` is not an ``int`` or ``float`` (a ``bool``, a string, ``None``).
+        ValueError: ``value`` is zero, negative, infinite or NaN.
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a positive number of seconds, got {value!r}")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
 
 
 DEFAULT_CALLER_LIMITS: Final = CallerLimits()

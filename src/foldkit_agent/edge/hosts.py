@@ -24,12 +24,13 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 __all__ = [
     "LOOPBACK_HOSTS",
     "Authority",
     "HostPolicy",
+    "host_names",
     "parse_host",
     "parse_origin",
 ]
@@ -124,6 +125,38 @@ def _normal_name(entry: str) -> str:
     return name
 
 
+def host_names(allowed_hosts: Iterable[str] | str | None) -> tuple[str, ...]:
+    """``allowed_hosts`` as a tuple of entries, each checked to be a name ``Host`` can carry.
+
+    A single string is one name; ``None`` is none; ``"*"`` stays as it is (any host).
+
+    Raises:
+        TypeError: ``allowed_hosts`` is not a string or an iterable of strings.
+        ValueError: an entry that is not a host name or IP address (a URL, one with a port).
+
+    Example:
+        >>> host_names("todo.example")
+        ('todo.example',)
+        >>> host_names(["todo.example:8000"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: allowed_hosts takes host names or IP addresses without a port, got ...
+    """
+    if allowed_hosts is None:
+        return ()
+    if isinstance(allowed_hosts, str):
+        entries: tuple[object, ...] = (allowed_hosts,)
+    elif isinstance(allowed_hosts, Iterable):  # pyright: ignore[reportUnnecessaryIsInstance]
+        entries = tuple(cast("Iterable[object]", allowed_hosts))
+    else:
+        raise TypeError(f"allowed_hosts takes a host name or a list of them, got {allowed_hosts!r}")
+    for entry in entries:
+        if not isinstance(entry, str):
+            raise TypeError(f"allowed_hosts takes host names as strings, got {entry!r}")
+        if entry.strip() != "*":
+            _normal_name(entry)
+    return cast("tuple[str, ...]", entries)
+
+
 class HostPolicy:
     """Which ``Host`` (and API ``Origin``) names a server answers for.
 
@@ -131,10 +164,9 @@ class HostPolicy:
         allowed_hosts: names accepted besides the loopback names, any port (a single string
             is one name); ``"*"`` accepts any well-formed host. ``None`` means loopback only.
         also: names the adapter itself serves under (A2A's ``base_url`` host, say).
-        also: names the adapter itself serves under (A2A's ``base_url`` host, say).
 
     Raises:
-        ValueError: an entry that is not a host name or IP address (say one with a port).
+        TypeError, ValueError: as :func:`host_names`.
 
     Example:
         >>> HostPolicy().allows("127.0.0.1")
@@ -148,14 +180,7 @@ class HostPolicy:
     def __init__(
         self, allowed_hosts: Iterable[str] | str | None = None, *, also: Iterable[str] = ()
     ) -> None:
-        extra: tuple[str, ...] = (
-            ()
-            if allowed_hosts is None
-            else (allowed_hosts,)
-            if isinstance(allowed_hosts, str)
-            else tuple(allowed_hosts)
-        )
-        extra += tuple(also)
+        extra = host_names(allowed_hosts) + tuple(also)
         self.any = "*" in (e.strip() for e in extra)
         names = {*LOOPBACK_HOSTS}
         names.update(_normal_name(e) for e in extra if e.strip() != "*")

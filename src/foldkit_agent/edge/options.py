@@ -23,7 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from .callers import DEFAULT_CALLER_LIMITS, CallerLimits
+from .callers import DEFAULT_CALLER_LIMITS, CallerLimits, check_count, check_seconds
+from .hosts import host_names
 from .progress import DEFAULT_PROGRESS_INTERVAL
 from .tokens import Grant, TokenTable
 from .wire import DEFAULT_MAX_ITEMS
@@ -59,8 +60,14 @@ class HttpOptions:
             own hook, such as MCP's ``token_verifier``, may still ask for one).
 
     Raises:
-        ValueError: ``max_body`` below 2 bytes, ``max_items`` below 1, or a
-            ``progress_interval`` that is not a positive number of seconds.
+        TypeError: a field of the wrong kind: ``host`` not a string, ``allowed_hosts`` not
+            strings, ``max_body``/``max_items`` not an ``int`` (a ``bool`` is not one),
+            ``caps`` not a :class:`~.callers.CallerLimits`, ``progress_interval`` not a
+            number, ``tokens`` not a :class:`~.tokens.TokenTable` or ``None``.
+        ValueError: an ``allowed_hosts`` entry that is not a host name or IP address (a URL,
+            one with a port; :func:`~.hosts.host_names`), ``max_body`` below 2 bytes,
+            ``max_items`` below 1, or a ``progress_interval`` that is not a positive number of
+            seconds.
 
     Example:
         >>> HttpOptions(allowed_hosts="todo.example").allowed_hosts
@@ -78,18 +85,24 @@ class HttpOptions:
     tokens: TokenTable[Grant] | None = None
 
     def __post_init__(self) -> None:
-        hosts = self.allowed_hosts
+        if not isinstance(self.host, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"host takes one host name or address as a string, got {self.host!r}")
         # frozen: the one place the given names become the tuple every adapter reads
-        names = () if hosts is None else (hosts,) if isinstance(hosts, str) else tuple(hosts)
-        object.__setattr__(self, "allowed_hosts", names)
-        if self.max_body is not None and self.max_body < 2:
-            raise ValueError(f"max_body must be at least 2 bytes, got {self.max_body}")
-        if self.max_items < 1:
-            raise ValueError(f"max_items must be at least 1, got {self.max_items}")
-        if not 0 < self.progress_interval < float("inf"):
-            raise ValueError(
-                "progress_interval must be a positive number of seconds, got "
-                f"{self.progress_interval}"
+        object.__setattr__(self, "allowed_hosts", host_names(self.allowed_hosts))
+        if self.max_body is not None:
+            check_count("max_body", self.max_body, 2, "bytes")
+        check_count("max_items", self.max_items, 1)
+        if not isinstance(self.caps, CallerLimits):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(
+                f"caps takes a CallerLimits, such as CallerLimits(calls_per_caller=8), "
+                f"got {self.caps!r}"
+            )
+        check_seconds("progress_interval", self.progress_interval)
+        tokens = self.tokens
+        if tokens is not None and not isinstance(tokens, TokenTable):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(
+                "tokens takes a TokenTable, such as TokenTable({'TOKEN': Grant('alice')}), "
+                f"or None, got a {type(tokens).__name__}"
             )
 
     def body_limit(self, default: int) -> int:

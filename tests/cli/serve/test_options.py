@@ -65,7 +65,7 @@ def test_stream_caps_that_reach_the_connection_cap_are_refused_naming_both() -> 
     ("caps", "flag"),
     [
         (CallerLimits(waiting_per_caller=744, waiting=2000), "--max-waiting-per-caller 744"),
-        (CallerLimits(waiting_per_caller=5000, waiting=800), "--max-waiting 800"),
+        (CallerLimits(waiting_per_caller=800, waiting=800), "--max-waiting-per-caller 800"),
     ],
 )
 def test_a_share_of_waiting_calls_that_could_take_every_connection_is_refused_naming_both(

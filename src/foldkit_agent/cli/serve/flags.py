@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -278,10 +279,10 @@ def _limits(kind: Any, values: dict[str, Any]) -> Any:
     fields = dataclasses.fields(kind)
     try:
         return kind(**{f.name: values.pop(f.name) for f in fields})
-    except ValueError as err:  # said in the words of the flag
-        name, _, rest = str(err).partition(" ")
-        flag = next((flag_of(kind, f) for f in fields if f.name == name), name)
-        raise ValueError(f"--{flag} {rest}") from None
+    except ValueError as err:  # said in the words of the flags: every field name it names
+        flags = {f.name: f"--{flag_of(kind, f)}" for f in fields}
+        words = re.sub(r"\b[a-z_]+\b", lambda m: flags.get(m[0], m[0]), str(err))
+        raise ValueError(words) from None
 
 
 def _frozen(value: Any) -> Any:

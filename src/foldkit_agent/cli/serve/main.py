@@ -10,6 +10,7 @@ garbage collections while serving never rescan it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -50,6 +51,8 @@ EXTRAS: Final = {
     "httptools": "web",
 }
 """Which extra installs a module an adapter imports (for a one-line hint when it is missing)."""
+
+_log = logging.getLogger("foldkit_agent.cli.serve")
 
 SHUTDOWN_GRACE: Final = 5.0
 """Seconds the MCP calls aborted at the drain deadline get to hand their answers over."""
@@ -224,11 +227,13 @@ async def serve_http(
     )
     for part in apps:
         inline = getattr(part.state, "mcp_inline", None)
-        if inline is not None:  # what the 2026-era fast paths answered (adapters/mcp/inline)
-            _say(
-                f"MCP answered {inline.answered} tools/call inline "
-                f"({inline.refused} refused by the SDK's checks) and "
-                f"{inline.listed} tools/list from kept bytes"
+        if inline is not None:  # which of MCP's own paths answered: for us, not an operator
+            _log.debug(
+                "MCP fast paths: %d tools/call answered inline (%d refused by the SDK's "
+                "checks), %d tools/list from kept bytes",
+                inline.answered,
+                inline.refused,
+                inline.listed,
             )
     return cut_by
 

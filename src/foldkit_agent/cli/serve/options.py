@@ -258,11 +258,10 @@ class ServeOptions:
         server of such clients needs (the defaults are 1,024 and 1,000), and many callers
         together are bounded by the connection cap itself.
         """
-        caps = self.caller_limits
-        share = min(caps.waiting_per_caller, caps.waiting)
+        share = self.caller_limits.waiting_per_caller  # never above the total (CallerLimits)
         if self.mcp != "http" or share + held < most:
             return None
-        flag = "--max-waiting-per-caller" if share == caps.waiting_per_caller else "--max-waiting"
+        flag = "--max-waiting-per-caller"
         return (
             f"{flag} {share}: one caller's handshake-era MCP elicitations each hold a "
             f"connection while they wait, and with the stream caps ({held}) they reach "
