@@ -388,8 +388,10 @@ class Slots:
             holds = self._held.get(slot.caller, 0)
             if slot.caller != newcomer and holds <= will_hold:
                 continue
-            if victim is None or holds > most or (
-                holds == most and slot.last_active < victim.last_active
+            if (
+                victim is None
+                or holds > most
+                or (holds == most and slot.last_active < victim.last_active)
             ):
                 victim, most = slot, holds
         if victim is None:
