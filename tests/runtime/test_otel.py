@@ -4,13 +4,9 @@ tracing behaviour itself is tested in test_tracing.py)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from opentelemetry import trace
 
-from tests.support.paths import ROOT
+from tests.support.fresh import fresh_python_lines
 
 _FRESH_PROCESS = """
 from opentelemetry import trace
@@ -31,14 +27,4 @@ def test_the_global_it_reads_is_still_in_the_api() -> None:
 
 
 def test_it_answers_as_the_apis_public_proxy_before_and_after_a_provider_is_set() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    done = subprocess.run(
-        [sys.executable, "-c", _FRESH_PROCESS],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.splitlines() == ["False False", "True True"]
+    assert fresh_python_lines(_FRESH_PROCESS) == ["False False", "True True"]

@@ -7,10 +7,7 @@ opentelemetry-api). F03: refusals are spans too, with their error tag as the out
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -21,6 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from foldkit_agent import AgentError, Invocation, agent
 from tests.support.audit_app import bind
+from tests.support.fresh import fresh_python_lines
 from tests.support.paths import ROOT
 
 _EXPORTER = InMemorySpanExporter()
@@ -145,17 +143,7 @@ asyncio.run(main())
 def test_spans_start_with_the_first_call_after_a_provider_is_set() -> None:
     """Without a provider no span is made; the call right after ``set_tracer_provider`` is
     traced, on a runtime bound before it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    done = subprocess.run(
-        [sys.executable, "-c", _FRESH_PROCESS],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.splitlines() == ["False", "True ['Agent.dispatch']"]
+    assert fresh_python_lines(_FRESH_PROCESS) == ["False", "True ['Agent.dispatch']"]
 
 
 def test_opentelemetry_internals_are_read_in_runtime_otel_alone() -> None:
