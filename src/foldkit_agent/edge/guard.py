@@ -52,7 +52,7 @@ Example::
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -85,6 +85,7 @@ __all__ = [
     "OnRefusal",
     "OriginRule",
     "Render",
+    "Routes",
     "Rules",
     "jsonrpc_or_plain",
     "plain_error",
@@ -139,6 +140,22 @@ class Rules:
 
 Classify = Callable[[Scope], Rules]
 """``(scope) -> Rules`` for one request."""
+
+
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """The rules of each route path (:func:`route_path`), and of every other path.
+
+    The guard reads them without calling anything of the adapter's: what most adapters'
+    rules depend on is the path alone.
+
+    Example:
+        >>> Routes({"/mcp": Rules(jsonrpc=True)}, other=Rules(body=False, public=True))
+    """
+
+    paths: Mapping[str, Rules]
+    other: Rules
+
 
 Authenticate = Callable[[Scope, Rules], Awaitable[WireError | None]]
 """Step 3: ``None`` to let the request on (having recorded who it is in ``scope``), or the
@@ -199,7 +216,8 @@ class EdgeGuard:
     Args:
         app: the adapter's application.
         hosts: the :class:`~.hosts.HostPolicy` (steps 1 and 2).
-        classify: ``(scope) -> Rules``, or one :class:`Rules` for every route.
+        classify: the request's :class:`Rules`: one for every route, a :class:`Routes` by
+            path, or ``(scope) -> Rules`` asked per request.
         render: the answer to a refusal in the route's shape (default :func:`plain_error`).
         authenticate: step 3, or ``None`` when the routes take anonymous callers.
         on_refusal: told of every refusal (exceptions are logged, not raised).
@@ -227,7 +245,7 @@ class EdgeGuard:
         app: ASGIApp,
         *,
         hosts: HostPolicy,
-        classify: Classify | Rules,
+        classify: Classify | Routes | Rules,
         max_body: int,
         render: Render = plain_error,
         authenticate: Authenticate | None = None,
@@ -243,9 +261,11 @@ class EdgeGuard:
             raise ValueError("max_body must be at least 2 bytes")
         self.app = app
         self.hosts = hosts
-        # One Rules for every route is decided here, once; a function is asked per request.
-        self.rules = classify if isinstance(classify, Rules) else Rules()
-        self.classify: Classify | None = None if isinstance(classify, Rules) else classify
+        # Rules by path are looked up per request; only a function is called per request.
+        if isinstance(classify, Rules):
+            classify = Routes({}, classify)
+        self.routes = classify if isinstance(classify, Routes) else None
+        self.classify: Classify | None = None if isinstance(classify, Routes) else classify
         self.render = render
         self.authenticate = authenticate
         self.on_refusal = on_refusal
@@ -325,7 +345,13 @@ class EdgeGuard:
         ``Headers.get``); a ``Host`` or content type seen before is judged from what was
         decided for it then (both are pure functions of the value).
         """
-        rules = self.rules if self.classify is None else self.classify(scope)
+        routes = self.routes
+        if routes is None:
+            assert self.classify is not None
+            rules = self.classify(scope)
+        else:
+            paths = routes.paths
+            rules = paths.get(route_path(scope), routes.other) if paths else routes.other
         host = origin = site = ctype = length = None
         for name, value in scope["headers"]:
             if name == b"host":

@@ -84,6 +84,8 @@ class Call:
         name: the capability name, or the name asked for when it resolved to nothing.
         payload: the wire input, as received.
         invocation: the :class:`Invocation` it runs under.
+        signal: the event that aborts this call: the invocation's own signal, or one of its
+            own when it came without one (every call in flight can be aborted).
         audit: the audit log its entry goes to, or ``None``.
         model: the Model snapshot, once step 2 has read it (unset before).
         principal: the caller, once resolved (``None`` before, or when nobody authenticated).
@@ -99,7 +101,6 @@ class Call:
     """
 
     __slots__ = (
-        "_signal",
         "approval",
         "approved_by",
         "audit",
@@ -113,6 +114,7 @@ class Call:
         "plan",
         "principal",
         "rt",
+        "signal",
     )
 
     def __init__(
@@ -131,23 +133,15 @@ class Call:
         self.invocation = invocation
         self.audit = audit
         # Every call in flight can be aborted (disconnect, drain), with or without its own
-        # signal; the invocation the caller passed is left as it is. Without one, the Event is
-        # made when something first waits on it or aborts the call (most calls never wait).
-        self._signal: asyncio.Event | None = invocation.signal
+        # signal; the invocation the caller passed is left as it is.
+        signal = invocation.signal
+        self.signal: asyncio.Event = asyncio.Event() if signal is None else signal
         self.principal: Any = None
         self.host_called = False
         self.approval: str | None = None
         self.approved_by: str | None = None
         # model is set by the available step, before anything reads it; decision and outcome
         # when the call ends.
-
-    @property
-    def signal(self) -> asyncio.Event:
-        """The event that aborts this call: the invocation's own signal, or one of its own."""
-        signal = self._signal
-        if signal is None:
-            signal = self._signal = asyncio.Event()
-        return signal
 
     def abort(self) -> None:
         """Set the call's signal: it answers that it was cancelled (``abort_in_flight``)."""
@@ -173,7 +167,7 @@ class Call:
             if plan.authorizes:  # 4
                 asked = plan.principal is not None
                 await self.authorize(plan, decoded)
-            elif self._signal is not None and self._signal.is_set():  # only its final check
+            elif self.signal.is_set():  # only its final check
                 raise self.cancelled(False)
             message: Message = decoded if plan.to_message is None else self.construct(plan, decoded)
             if plan.confirm is not None:  # 6
@@ -252,8 +246,7 @@ class Call:
         rt = self.rt
         if rt.draining:  # stop accepting: a call that arrives during a drain never runs
             raise self.cancelled(False)
-        signal = self._signal
-        if signal is not None and signal.is_set():
+        if self.signal.is_set():
             raise self.cancelled(False)
         ids = rt.ids_in_flight
         inv_id = self.invocation.id
@@ -300,8 +293,7 @@ class Call:
                     raise AgentAuthorizationError(capability=self.name) from failed.__cause__
         if plan.authorize is not None:
             await self._run_authorize(plan, plan.authorize, decoded)
-        signal = self._signal
-        if signal is not None and signal.is_set():
+        if self.signal.is_set():
             raise self.cancelled(False)
 
     async def principal_for_record(self) -> None:
@@ -314,7 +306,7 @@ class Call:
         provider = self.rt.principal_provider
         if provider is None:
             return
-        if self._signal is not None and self._signal.is_set():
+        if self.signal.is_set():
             return
         try:
             self.principal = await self._ask(provider, self.invocation, "principal")

@@ -74,7 +74,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...contract.declare import Capability
 from ...edge.calls import CallsInFlight
-from ...edge.guard import EdgeGuard, Rules, route_path
+from ...edge.guard import EdgeGuard, Routes, Rules
 from ...edge.hosts import HostPolicy
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import (
@@ -146,16 +146,11 @@ class HoldPathTenant:
         await self.app(scope, receive, send)
 
 
-def _classify(scope: Scope) -> Rules:
-    path = route_path(scope)
-    if path == CARD_PATH:
-        return _CARD
-    return _RPC if path == JSONRPC_PATH else _REST
-
-
-_CARD = Rules(origin="api", body=False)
-_RPC = Rules(origin="api", jsonrpc=True)
-_REST = Rules(origin="api")
+# the card is a document; JSON-RPC at its path; every other path is the REST binding
+_ROUTES = Routes(
+    {CARD_PATH: Rules(origin="api", body=False), JSONRPC_PATH: Rules(origin="api", jsonrpc=True)},
+    Rules(origin="api"),
+)
 
 
 def a2a_app(
@@ -380,7 +375,7 @@ def a2a_app(
         Middleware(
             EdgeGuard,
             hosts=hosts,
-            classify=_classify,
+            classify=_ROUTES,
             max_body=options.body_limit(DEFAULT_MAX_BODY),
             render=render_refusal,
             authenticate=step,

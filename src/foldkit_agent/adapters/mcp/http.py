@@ -34,7 +34,7 @@ from starlette.types import Scope
 from ...edge.auth import backend_step
 from ...edge.callers import Slots
 from ...edge.calls import CallsInFlight
-from ...edge.guard import Authenticate, Classify, EdgeGuard, Rules, jsonrpc_or_plain, route_path
+from ...edge.guard import Authenticate, EdgeGuard, Routes, Rules, jsonrpc_or_plain
 from ...edge.hosts import HostPolicy
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import audit_refusal, static_runtime
@@ -143,16 +143,12 @@ def _bearer(verifier: TokenVerifier, auth: AuthSettings) -> Authenticate:
     return backend_step(backend, on_error=refuse, then=scoped)
 
 
-def _classifier(path: str) -> Classify:
+def _routes(path: str) -> Routes:
     """The MCP endpoint takes JSON-RPC; other paths (the OAuth metadata documents) are
     public."""
-    endpoint = Rules(origin="api", jsonrpc=True)
-    other = Rules(origin="api", body=False, public=True)
-
-    def classify(scope: Scope) -> Rules:
-        return endpoint if route_path(scope) == path else other
-
-    return classify
+    return Routes(
+        {path: Rules(origin="api", jsonrpc=True)}, Rules(origin="api", body=False, public=True)
+    )
 
 
 def _named(scope: Scope) -> str | None:
@@ -298,7 +294,7 @@ def http_app(
     app.add_middleware(
         EdgeGuard,
         hosts=HostPolicy(options.allowed_hosts, also=served_as),
-        classify=_classifier(path),
+        classify=_routes(path),
         max_body=max_body,
         render=jsonrpc_or_plain,
         authenticate=None

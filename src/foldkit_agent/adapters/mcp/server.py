@@ -214,7 +214,9 @@ class _Adapter:
                 rt = await resolve_runtime(self.target, ctx, passthrough=(MCPError,))
             except RuntimeUnavailableError as err:
                 raise MCPError(types.INTERNAL_ERROR, str(err)) from err
-        self.track(ctx, rt)
+        if ctx.session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self.track(ctx, rt)  # nothing is pushed to a modern-era connection: its feed
+            # waits for a listing or a subscriptions/listen
         return rt
 
     def feed(self, rt: AgentRuntime[Any, Any]) -> Feed:
@@ -234,14 +236,13 @@ class _Adapter:
     def track(
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any]
     ) -> LegacyPeer | None:
-        if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return None  # nothing is pushed to a modern-era connection: its feed waits for a
-            # listing or a subscriptions/listen
-        feed = self.feed(rt)
+        """The change feed's peer for a connection that can be pushed to (one with a
+        standalone channel), made on first sight; ``None`` for any other (a modern-era one
+        has none), which never creates a feed."""
         connection = connection_of(ctx)
         if connection is None or not connection.has_standalone_channel:
             return None
-        return feed.peer(connection)
+        return self.feed(rt).peer(connection)
 
     async def credentials(self, ctx: ServerRequestContext[Any, Any]) -> Any:
         """The credentials of a call: the host's ``credentials_of`` (as
