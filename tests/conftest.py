@@ -88,3 +88,15 @@ def a2a_task_store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
     cluster: Any = request.getfixturevalue("postgres_cluster")
     with cluster.database() as dsn:
         yield f"postgres:{dsn}"
+
+
+@pytest.fixture(scope="session")
+def issuer() -> Any:
+    """A real authorization server (Canaille) on loopback for the session, issuing tokens for
+    the resource ``http://127.0.0.1:<port>/mcp`` (tests/support/issuer.py; the port is free
+    for the test that serves the resource on it)."""
+    from tests.support.issuer import running_issuer
+    from tests.support.mcp_helpers import free_port
+
+    with running_issuer(f"http://127.0.0.1:{free_port()}/mcp") as running:
+        yield running

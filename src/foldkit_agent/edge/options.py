@@ -25,6 +25,7 @@ from typing import Final
 
 from .callers import DEFAULT_CALLER_LIMITS, CallerLimits, check_count, check_seconds
 from .hosts import host_names
+from .oauth import OAuthVerifier
 from .progress import DEFAULT_PROGRESS_INTERVAL
 from .tokens import Grant, TokenTable
 from .wire import DEFAULT_MAX_ITEMS
@@ -58,12 +59,19 @@ class HttpOptions:
             (:class:`~.tokens.TokenTable` of :class:`~.tokens.Grant`); the grant's subject and
             scopes become the call's credentials. ``None``: no token required (an adapter's
             own hook, such as MCP's ``token_verifier``, may still ask for one).
+        oauth: bearer tokens issued by an OAuth 2.1 authorization server
+            (:class:`~.oauth.OAuthVerifier`: JWTs against the issuer's keys, or
+            introspection), required by MCP and A2A like ``tokens`` and checked by the one
+            verifier (its key set cached once for the server); MCP also serves the protected
+            resource metadata (RFC 9728) naming the issuer. With both, a token in ``tokens``
+            is accepted as well (a local operator's). ``None``: no issuer.
 
     Raises:
         TypeError: a field of the wrong kind: ``host`` not a string, ``allowed_hosts`` not
             strings, ``max_body``/``max_items`` not an ``int`` (a ``bool`` is not one),
             ``caps`` not a :class:`~.callers.CallerLimits`, ``progress_interval`` not a
-            number, ``tokens`` not a :class:`~.tokens.TokenTable` or ``None``.
+            number, ``tokens`` not a :class:`~.tokens.TokenTable` or ``None``, ``oauth`` not an
+            :class:`~.oauth.OAuthVerifier` or ``None``.
         ValueError: an ``allowed_hosts`` entry that is not a host name or IP address (a URL,
             one with a port; :func:`~.hosts.host_names`), ``max_body`` below 2 bytes,
             ``max_items`` below 1, or a ``progress_interval`` that is not a positive number of
@@ -83,6 +91,7 @@ class HttpOptions:
     caps: CallerLimits = DEFAULT_CALLER_LIMITS
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     tokens: TokenTable[Grant] | None = None
+    oauth: OAuthVerifier | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.host, str):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -104,6 +113,24 @@ class HttpOptions:
                 "tokens takes a TokenTable, such as TokenTable({'TOKEN': Grant('alice')}), "
                 f"or None, got a {type(tokens).__name__}"
             )
+        if self.oauth is not None and not isinstance(self.oauth, OAuthVerifier):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(
+                "oauth takes an OAuthVerifier, such as OAuthVerifier(OAuthOptions(issuer=..., "
+                f"audience=...)), or None, got a {type(self.oauth).__name__}"
+            )
+
+    async def verify(self, token: str | None) -> Grant | None:
+        """What a bearer token grants, by the static table first, then the issuer; ``None``
+        for a token neither vouches for (or no token)."""
+        found = None if self.tokens is None else self.tokens.lookup(token)
+        if found is None and self.oauth is not None:
+            return await self.oauth.verify(token)
+        return found
+
+    @property
+    def bearer_required(self) -> bool:
+        """A token table or an issuer is configured: MCP and A2A require a bearer token."""
+        return self.tokens is not None or self.oauth is not None
 
     def body_limit(self, default: int) -> int:
         """``max_body``, else the adapter's own ``default``."""

@@ -34,16 +34,19 @@ MAX_TOKEN_LENGTH: Final = 4096
 
 @dataclass(frozen=True, slots=True)
 class Grant:
-    """Who a static bearer token stands for.
+    """Who a bearer token stands for: a static token's entry, or what an
+    :class:`~.oauth.OAuthVerifier` read from a verified one.
 
     Attributes:
         subject: the caller's identity (``AccessToken.subject`` over MCP, the user's identity
             over A2A).
         scopes: the scopes granted.
+        tenant: the tenant the token names (``serve --tenant-from claim:org``), else ``None``.
     """
 
     subject: str
     scopes: tuple[str, ...] = ()
+    tenant: str | None = None
 
 
 def bearer_token(authorization: str | None) -> str | None:

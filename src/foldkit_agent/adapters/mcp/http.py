@@ -15,15 +15,15 @@ session manager binds each session to it. The token is verified once per request
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.auth.provider import AccessToken, TokenVerifier
-from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -36,6 +36,7 @@ from ...edge.callers import Slots
 from ...edge.calls import CallsInFlight
 from ...edge.guard import Authenticate, EdgeGuard, Routes, Rules, jsonrpc_or_plain
 from ...edge.hosts import HostPolicy
+from ...edge.oauth import OAuthVerifier
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.tokens import Grant, TokenTable
@@ -49,6 +50,7 @@ from .server import CredentialsOf, Resolve, mcp_server
 
 __all__ = [
     "DEFAULT_MAX_BODY",
+    "GrantVerifier",
     "StaticTokenVerifier",
     "http_app",
 ]
@@ -99,6 +101,33 @@ class StaticTokenVerifier(TokenVerifier):
         return found
 
 
+class GrantVerifier(TokenVerifier):
+    """A :class:`~mcp.server.auth.provider.TokenVerifier` over any ``verify(token) -> Grant |
+    None``: :meth:`HttpOptions.verify <foldkit_agent.edge.HttpOptions.verify>` (the static
+    table, then the OAuth issuer), so MCP checks tokens with the one verifier every adapter of
+    the server shares.
+
+    A grant becomes ``AccessToken(token, client_id="foldkit-agent", scopes, subject)``, its
+    tenant (if any) in ``claims["tenant"]``.
+    """
+
+    def __init__(self, verify: Callable[[str], Awaitable[Grant | None]]) -> None:
+        self._verify = verify
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The token's :class:`AccessToken`, or ``None`` (answered HTTP 401)."""
+        found = await self._verify(token)
+        if found is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id="foldkit-agent",
+            scopes=list(found.scopes),
+            subject=found.subject,
+            claims=None if found.tenant is None else {"tenant": found.tenant},
+        )
+
+
 def _challenge(error: str, description: str, metadata: str | None) -> dict[str, str]:
     parts = [f'error="{error}"', f'error_description="{description}"']
     if metadata is not None:
@@ -106,15 +135,11 @@ def _challenge(error: str, description: str, metadata: str | None) -> dict[str, 
     return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}
 
 
-def _bearer(verifier: TokenVerifier, auth: AuthSettings) -> Authenticate:
-    """Step 3 for MCP: the SDK's bearer backend, then the required scopes."""
+def _bearer(verifier: TokenVerifier, auth: AuthSettings, metadata: str | None) -> Authenticate:
+    """Step 3 for MCP: the SDK's bearer backend, then the required scopes; a refusal names the
+    protected resource metadata (``metadata``, RFC 9728 §5.1) when there is one."""
     resource = auth.resource_server_url if auth.validate_token_resource else None
     backend = BearerAuthBackend(verifier, resource_server_url=resource)
-    metadata = (
-        str(build_resource_metadata_url(auth.resource_server_url))
-        if auth.resource_server_url
-        else None
-    )
     required = list(auth.required_scopes or [])
     missing = WireError(
         401,
@@ -141,6 +166,20 @@ def _bearer(verifier: TokenVerifier, auth: AuthSettings) -> Authenticate:
         return None
 
     return backend_step(backend, on_error=refuse, then=scoped)
+
+
+def _serve_resource_metadata(app: Starlette, oauth: OAuthVerifier) -> str:
+    """Add the protected resource metadata route (the SDK's, RFC 9728 §3) for ``oauth``'s
+    audience to ``app``; its URL, for the 401 challenge."""
+    options = oauth.options
+    resource: Any = options.audience
+    routes = create_protected_resource_routes(
+        resource_url=resource,
+        authorization_servers=[cast(Any, options.issuer)],
+        scopes_supported=list(options.scopes) or None,
+    )
+    app.router.routes.extend(routes)
+    return str(build_resource_metadata_url(resource))
 
 
 def _routes(path: str) -> Routes:
@@ -203,6 +242,13 @@ def http_app(
             * ``progress_interval``: as :func:`mcp_server`.
             * ``tokens``: when set (and no ``token_verifier``), the bearer tokens every request
               needs, checked by a :class:`StaticTokenVerifier` over that table.
+            * ``oauth``: when set (and no ``token_verifier``), tokens of that issuer are
+              accepted too (:class:`GrantVerifier` over ``options.verify``), and the app serves
+              the protected resource metadata (RFC 9728) at the well-known path of the
+              issuer's audience (``https://todo.example/mcp`` ->
+              ``/.well-known/oauth-protected-resource/mcp``) naming the issuer and the scopes
+              the capabilities declare; every 401 carries ``WWW-Authenticate: Bearer
+              resource_metadata="..."`` so a client finds the issuer from it.
         path: the endpoint path.
         token_verifier: when given (or made from ``options.tokens``), every request needs
             ``Authorization: Bearer <token>``, checked before any byte of the body is read: a
@@ -230,7 +276,10 @@ def http_app(
     """
     caps, host = options.caps, options.host
     max_body = options.body_limit(DEFAULT_MAX_BODY)
-    if token_verifier is None and options.tokens is not None:
+    oauth = options.oauth if token_verifier is None else None
+    if oauth is not None:
+        token_verifier = GrantVerifier(options.verify)
+    elif token_verifier is None and options.tokens is not None:
         token_verifier = StaticTokenVerifier(options.tokens)
     server = mcp_server(
         target,
@@ -243,7 +292,8 @@ def http_app(
         calls=CallsInFlight(caps) if calls is None else calls,
     )
     if token_verifier is not None and auth is None:
-        auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)  # pyright: ignore[reportArgumentType]
+        issuer = "http://127.0.0.1" if oauth is None else oauth.options.issuer
+        auth = AuthSettings(issuer_url=issuer, resource_server_url=None)  # pyright: ignore[reportArgumentType]
     app = server.streamable_http_app(
         streamable_http_path=path,
         host=host,
@@ -253,6 +303,11 @@ def http_app(
         max_sessions=caps.sessions,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    metadata = None
+    if oauth is not None:
+        metadata = _serve_resource_metadata(app, oauth)
+    elif auth is not None and auth.resource_server_url:
+        metadata = str(build_resource_metadata_url(auth.resource_server_url))
     served_as = [] if host in _WILDCARD_BINDS else [host]
     static = static_runtime(target)
 
@@ -299,7 +354,7 @@ def http_app(
         render=jsonrpc_or_plain,
         authenticate=None
         if token_verifier is None or auth is None
-        else _bearer(token_verifier, auth),
+        else _bearer(token_verifier, auth, metadata),
         on_refusal=audit,
         max_items=options.max_items,
         hold=stream_hold(path, streams),
