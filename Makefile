@@ -3,16 +3,18 @@
 #   make test   the whole test suite (Python, Node interop peers, headless Chromium,
 #               a throwaway PostgreSQL cluster, nginx in front of three workers)
 #   make unit   the Python suite without Node peers or Chromium (the fast loop)
+#   make conformance  the MCP specification's server suite against examples/conformance
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NODE_STAMP := tests/interop/node_modules/.installed
+CONFORMANCE_STAMP := tests/conformance/node_modules/.installed
 CHROMIUM ?= /usr/bin/chromium
 WRK ?= wrk
 
-.PHONY: demo test unit lint format bench soak check install node chromium postgres wrk nginx clean
+.PHONY: demo test unit lint format bench soak check install node conformance-node conformance chromium postgres wrk nginx clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +32,21 @@ $(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
 	touch $(NODE_STAMP)
 
 node: $(NODE_STAMP)
+
+# The conformance suite needs Node 22 (it uses fs.globSync); the `node` npm package brings
+# that Node into tests/conformance/node_modules/.bin, which the suite's test puts first on PATH,
+# so the interop peers keep the machine's Node.
+$(CONFORMANCE_STAMP): tests/conformance/package.json tests/conformance/package-lock.json
+	cd tests/conformance && npm install --no-audit --no-fund --no-save
+	touch $(CONFORMANCE_STAMP)
+
+conformance-node: $(CONFORMANCE_STAMP)
+
+# Every server scenario of @modelcontextprotocol/conformance against
+# `foldkit-agent serve examples.conformance:runtime`; a failure not in
+# tests/conformance/expected-failures.yml fails (make test runs the same test).
+conformance: $(STAMP) $(CONFORMANCE_STAMP)
+	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q tests/examples/test_conformance.py
 
 chromium:
 	@if [ ! -x "$(CHROMIUM)" ]; then \
@@ -68,7 +85,7 @@ nginx:
 demo: $(STAMP)
 	$(VENV)/bin/foldkit-agent demo
 
-test: $(STAMP) node chromium postgres wrk nginx
+test: $(STAMP) node conformance-node chromium postgres wrk nginx
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
 
 # Every test that needs a Node peer or Chromium carries the `interop` or `browser` marker
@@ -97,4 +114,4 @@ soak: $(STAMP)
 	$(PY) -m pytest -q -m soak tests/hardening --soak-seconds=60
 
 clean:
-	rm -rf $(VENV) tests/interop/node_modules .pytest_cache
+	rm -rf $(VENV) tests/interop/node_modules tests/conformance/node_modules .pytest_cache
