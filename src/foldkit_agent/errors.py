@@ -16,8 +16,9 @@ Errors cross protocol boundaries as JSON::
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, TypedDict
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar, Final, TypedDict
 
 __all__ = [
     "AgentApprovalError",
@@ -33,6 +34,7 @@ __all__ = [
     "AgentUnknownCapabilityError",
     "InputIssue",
     "InputRejected",
+    "MissingExtra",
 ]
 
 
@@ -409,3 +411,64 @@ class InputRejected(Exception):
         super().__init__(problem)
         self.problem = problem
         self.path = path
+
+
+EXTRAS: Final[Mapping[str, tuple[str, str]]] = {
+    "foldkit_agent.adapters.mcp": ("mcp", "the MCP adapter"),
+    "foldkit_agent.adapters.a2a": ("a2a", "the A2A adapter"),
+    "foldkit_agent.adapters.a2a.database": ("a2a-db", "an A2A task store in SQL"),
+    "foldkit_agent.adapters.web": ("web", "the web surface and WebMCP"),
+    "foldkit_agent.adapters.native": ("web", "the Agent Native adapter"),
+    "foldkit_agent.adapters.pydantic_ai": ("pydantic-ai", "the pydantic-ai toolset"),
+    "foldkit_agent.adapters.openai_agents": ("openai-agents", "the OpenAI Agents SDK tools"),
+    "foldkit_agent.adapters.langchain": ("langchain", "the LangChain tools"),
+    "foldkit_agent.edge": ("web", "the HTTP edge (HttpOptions, CallsInFlight, Tenants)"),
+    "foldkit_agent.cli": ("cli", "the foldkit-agent command"),
+    "foldkit_agent.cli.demo": ("mcp,a2a,web", "foldkit-agent demo"),
+    "foldkit_agent.audit.postgres": ("postgres", "PostgresAuditSink"),
+}
+"""Which extra of ``pyproject.toml`` installs what each part of ours imports, and what that
+part is called in the one-line answer: the one home of that mapping (the core install,
+``pip install foldkit-agent``, brings only pydantic, jsonpatch and opentelemetry-api)."""
+
+
+class MissingExtra(ModuleNotFoundError):
+    """A part of foldkit-agent was imported without the extra that installs its libraries.
+
+    Its text is one line naming the extra to install, such as ``the 'mcp' extra is needed
+    for the MCP adapter: pip install 'foldkit-agent[mcp]' (no module named 'anyio')``;
+    ``name`` is the missing module, ``extra`` the extra.
+    """
+
+    def __init__(self, part: str, missing: str) -> None:
+        extra, what = EXTRAS[part]
+        extras = extra.split(",")
+        needed = f"the {extra!r} extra is" if len(extras) == 1 else f"the extras {extra} are"
+        super().__init__(
+            f"{needed} needed for {what}: pip install 'foldkit-agent[{extra}]' "
+            f"(no module named {missing!r})",
+            name=missing,
+        )
+        self.extra = extra
+
+
+@contextmanager
+def needs_extra(part: str) -> Generator[None]:
+    """Turn a missing library imported inside the block into :class:`MissingExtra` of
+    ``part`` (a key of :data:`EXTRAS`, the importing module's ``__name__``).
+
+    The outermost part wins, since its extra is the one the caller asked for (the MCP
+    adapter importing the edge asks for ``mcp``, which brings what the edge needs). A missing
+    module of our own is a bug, not an extra, and passes unchanged.
+
+    Example:
+        >>> with needs_extra("foldkit_agent.adapters.mcp"):
+        ...     import anyio
+    """
+    try:
+        yield
+    except ModuleNotFoundError as err:
+        missing = err.name or ""
+        if missing.split(".")[0] == "foldkit_agent":
+            raise
+        raise MissingExtra(part, missing) from None

@@ -161,5 +161,6 @@ def test_the_front_door_imports_without_psycopg_and_the_sink_says_what_to_instal
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == (
-        "PostgresAuditSink needs psycopg 3: pip install 'foldkit-agent[postgres]'"
+        "the 'postgres' extra is needed for PostgresAuditSink: "
+        "pip install 'foldkit-agent[postgres]' (no module named 'psycopg')"
     )

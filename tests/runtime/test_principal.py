@@ -219,3 +219,19 @@ async def test_a_refusal_without_a_reason_says_when_no_caller_was_identified() -
         await named.messages.dispatch("guarded", {})
     assert nobody.value.message == f"Not authorized to use 'guarded': {NOBODY}"
     assert (bob.value.message, bob.value.reason) == ("Not authorized to use 'guarded'.", None)
+
+
+async def test_credentials_the_provider_finds_no_caller_in_are_named_in_the_refusal() -> None:
+    """The Quick start's first provider read ``.subject``, so an in-process call with
+    ``credentials="alice"`` was refused as if nobody had called; the refusal says so now."""
+    from foldkit_agent.runtime.pipeline import UNREAD
+
+    reads_subject = agent.bind(
+        definition=Bare,
+        host=RecordingHost(Model()),
+        principal=lambda inv: getattr(inv.credentials, "subject", None),
+    )
+    with pytest.raises(AgentAuthorizationError) as refused:
+        await reads_subject.messages.dispatch("guarded", {}, Invocation(credentials="alice"))
+    assert refused.value.message == f"Not authorized to use 'guarded': {UNREAD}"
+    assert "bind(principal=...)" in refused.value.message

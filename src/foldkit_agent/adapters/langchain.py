@@ -45,14 +45,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, Final, TypeAlias, TypeVar, cast
 
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from ..errors import needs_extra
 
-from ..contract.approval import Approver
-from ..contract.declare import AgentDefinition, Capability
-from ..edge.approvals import ParkedApproval
-from ..edge.credentials import CallerCredentials, InProcessCalls
-from ..runtime.bound import AgentRuntime
+with needs_extra(__name__):  # a missing library is answered with the extra to install
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import BaseTool, StructuredTool, ToolException
+
+    from ..contract.approval import Approver
+    from ..contract.declare import AgentDefinition, Capability
+    from ..edge.approvals import ParkedApproval
+    from ..edge.credentials import CallerCredentials, InProcessCalls
+    from ..runtime.bound import AgentRuntime
 
 __all__ = ["TRANSPORT", "CapabilityTool", "CredentialsOf", "Resolve", "available", "tools"]
 

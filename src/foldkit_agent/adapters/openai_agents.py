@@ -55,16 +55,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, cast
 
-from agents import AgentBase, FunctionTool, RunContextWrapper, Tool, ToolApprovalItem
-from agents.tool_context import ToolContext
+from ..errors import needs_extra
 
-from ..contract.approval import Approval, ApprovalRequest, Approver
-from ..contract.declare import AgentDefinition, Capability
-from ..edge.approvals import ParkedApproval
-from ..edge.credentials import CallerCredentials, InProcessCalls
-from ..edge.wire import WireError, loads_strict
-from ..runtime.bound import AgentRuntime
-from ..runtime.outcome import Outcome
+with needs_extra(__name__):  # a missing library is answered with the extra to install
+    from agents import AgentBase, FunctionTool, RunContextWrapper, Tool, ToolApprovalItem
+    from agents.tool_context import ToolContext
+
+    from ..contract.approval import Approval, ApprovalRequest, Approver
+    from ..contract.declare import AgentDefinition, Capability
+    from ..edge.approvals import ParkedApproval
+    from ..edge.credentials import CallerCredentials, InProcessCalls
+    from ..edge.wire import WireError, loads_strict
+    from ..runtime.bound import AgentRuntime
+    from ..runtime.outcome import Outcome
 
 __all__ = ["TRANSPORT", "CredentialsOf", "FoldkitTools", "Resolve", "strict_schema", "tools"]
 

@@ -55,17 +55,20 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeAlias, cast
 
-from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolDefinition, ToolFailed
-from pydantic_ai.messages import ModelRequest, ToolReturnPart
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
+from ..errors import needs_extra
 
-from ..contract.approval import Approval, Approver
-from ..contract.declare import AgentDefinition, Capability
-from ..edge.approvals import ParkedApproval
-from ..edge.credentials import CallerCredentials, InProcessCalls
-from ..runtime.bound import AgentRuntime
-from ..runtime.outcome import Outcome
+with needs_extra(__name__):  # a missing library is answered with the extra to install
+    from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolDefinition, ToolFailed
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+    from pydantic_core import SchemaValidator, core_schema
+
+    from ..contract.approval import Approval, Approver
+    from ..contract.declare import AgentDefinition, Capability
+    from ..edge.approvals import ParkedApproval
+    from ..edge.credentials import CallerCredentials, InProcessCalls
+    from ..runtime.bound import AgentRuntime
+    from ..runtime.outcome import Outcome
 
 __all__ = ["TRANSPORT", "CredentialsOf", "FoldkitToolset", "Resolve", "toolset"]
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, LiteralString, cast
 
+from ..errors import needs_extra
 from .store import COLUMNS, DatabaseAuditSink
 
 if TYPE_CHECKING:
@@ -68,7 +69,8 @@ class PostgresAuditSink(DatabaseAuditSink):
 
     Raises:
         AuditSinkError: the database cannot be reached or the table created.
-        ModuleNotFoundError: psycopg is not installed (``foldkit-agent[postgres]``).
+        MissingExtra: psycopg is not installed (its text says
+            ``pip install 'foldkit-agent[postgres]'``).
 
     Example:
         >>> sink = PostgresAuditSink("postgresql://audit@db/app", durable=True)
@@ -80,14 +82,9 @@ class PostgresAuditSink(DatabaseAuditSink):
     placeholder = "%s"
 
     def __init__(self, dsn: str, *, durable: bool = False, connect_timeout: float = 10.0) -> None:
-        try:
+        with needs_extra(__name__):
             import psycopg
             from psycopg.conninfo import conninfo_to_dict
-        except ImportError as exc:
-            raise ModuleNotFoundError(
-                "PostgresAuditSink needs psycopg 3: pip install 'foldkit-agent[postgres]'",
-                name="psycopg",
-            ) from exc
 
         self._psycopg = psycopg
         self._dsn = dsn

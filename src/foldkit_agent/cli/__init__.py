@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-from typer.core import TyperCommand, TyperGroup, TyperOption
-
 from .. import __version__
+from ..errors import needs_extra
+
+with needs_extra(__name__):  # without the cli extra, one line names it (see ``main``)
+    import typer
+    from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
 def _bare_flags(params: list[Any]) -> list[Any]:
@@ -66,12 +68,15 @@ def _root(
     """Serve an Elm-architecture application's agent contract, and check it."""
 
 
-from . import contract_cmds as contract_cmds  # noqa: E402  (each module registers commands)
-from . import demo as demo  # noqa: E402
-from . import native as native  # noqa: E402
-from . import serve as serve  # noqa: E402
+with needs_extra(__name__):  # each module registers its commands on ``app``
+    from . import contract_cmds as contract_cmds
+    from . import demo as demo
+    from . import native as native
+    from . import serve as serve
 
 
 def main() -> None:
-    """Entry point of the ``foldkit-agent`` console script."""
+    """Run the ``foldkit-agent`` command (``python -m foldkit_agent`` and the console script
+    reach it through :func:`foldkit_agent.__main__.main`, which answers a missing ``cli``
+    extra in one line)."""
     app()

@@ -11,6 +11,7 @@ declining the first request and approving the second, each shown with its previe
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import textwrap
@@ -29,10 +30,14 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import needs_extra
 from . import Command, app
 from .loading import fail
 
 __all__ = ["DEMO_TOKENS", "demo", "run_demo"]
+
+DEMO_PARTS = ("mcp", "a2a", "web")
+"""The adapters the demo serves (their extras are the ``demo`` entry of ``errors.EXTRAS``)."""
 
 DEMO_TOKENS: dict[str, tuple[str, list[str]]] = {
     "alice-token": ("alice", ["todos:delete"]),
@@ -59,8 +64,6 @@ def _example_root() -> Path:
 
 def _import_example() -> Any:
     """``examples.todo``, from the current directory or the source checkout."""
-    import importlib
-
     root = str(_example_root())
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -370,6 +373,9 @@ def demo(
     """Run the todo example with a scripted agent over real MCP (or --serve it)."""
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535, got {port}")
+    with needs_extra(__name__):  # the demo serves MCP, A2A and the page, and calls MCP
+        for part in ("mcp.client.session", *(f"foldkit_agent.adapters.{a}" for a in DEMO_PARTS)):
+            importlib.import_module(part)
     console = Console()
     if not serve:
         anyio.run(run_demo, console)

@@ -21,45 +21,48 @@
 
 from __future__ import annotations
 
-from . import wire
-from .activity import ActivityFeed, ActivityItem
-from .auth import backend_step
-from .callers import CallerLimits
-from .calls import PARK, CallRequest, CallsInFlight
-from .guard import (
-    BODY_KEY,
-    HOST_REFUSAL,
-    HOST_STATUS,
-    Authenticate,
-    EdgeGuard,
-    Rules,
-    jsonrpc_or_plain,
-    plain_error,
-    route_path,
-)
-from .hosts import LOOPBACK_HOSTS, HostPolicy, parse_host, parse_origin
-from .limits import PREAUTH_DRAIN
-from .options import DEFAULT_HTTP_OPTIONS, HttpOptions
-from .resolve import (
-    RuntimeUnavailableError,
-    audit_refusal,
-    check_target,
-    resolve_runtime,
-    static_runtime,
-)
-from .serving import draining_server
-from .startup import freeze_startup, frozen_lifespan
-from .tenants import (
-    NoTenantError,
-    TenantKey,
-    Tenants,
-    TenantsFullError,
-    own_path_tenant,
-    path_tenant,
-    principal_tenant,
-)
-from .tokens import Grant, TokenTable, bearer_token
-from .wire import *  # noqa: F403
+from ..errors import needs_extra
+
+with needs_extra(__name__):  # starlette and anyio come with the web, mcp, a2a and cli extras
+    from . import wire
+    from .activity import ActivityFeed, ActivityItem
+    from .auth import backend_step
+    from .callers import CallerLimits
+    from .calls import PARK, CallRequest, CallsInFlight
+    from .guard import (
+        BODY_KEY,
+        HOST_REFUSAL,
+        HOST_STATUS,
+        Authenticate,
+        EdgeGuard,
+        Rules,
+        jsonrpc_or_plain,
+        plain_error,
+        route_path,
+    )
+    from .hosts import LOOPBACK_HOSTS, HostPolicy, parse_host, parse_origin
+    from .limits import PREAUTH_DRAIN
+    from .options import DEFAULT_HTTP_OPTIONS, HttpOptions
+    from .resolve import (
+        RuntimeUnavailableError,
+        audit_refusal,
+        check_target,
+        resolve_runtime,
+        static_runtime,
+    )
+    from .serving import draining_server
+    from .startup import freeze_startup, frozen_lifespan
+    from .tenants import (
+        NoTenantError,
+        TenantKey,
+        Tenants,
+        TenantsFullError,
+        own_path_tenant,
+        path_tenant,
+        principal_tenant,
+    )
+    from .tokens import Grant, TokenTable, bearer_token
+    from .wire import *  # noqa: F403
 
 # The strict parser's names are re-exported by wire's own __all__ (as the front door does),
 # so the list is kept in one place.

@@ -69,6 +69,13 @@ _NEVER_AWAITABLE: frozenset[type] = frozenset({bool, str, int, type(None), dict}
 NOBODY = "no caller was identified (the transport authenticated nobody)"
 """The refusal's reason when ``authorize`` refused without one and there is no principal."""
 
+UNREAD = (
+    "the call carried credentials, but the application's principal provider "
+    "(bind(principal=...)) found no caller in them"
+)
+"""The reason when the invocation carried credentials and the provider returned ``None``: a
+provider that reads another shape (``.subject`` of a plain ``"alice"``) is the usual cause."""
+
 
 class _HookFailed(Exception):
     """A principal provider or ``authorize`` hook raised (the cause); see :meth:`Call._ask`."""
@@ -348,7 +355,9 @@ class Call:
             return
         if isinstance(verdict, Deny):
             raise AgentAuthorizationError(capability=plan.name, reason=verdict.reason)
-        nobody = NOBODY if self.principal is None else None
+        nobody = None
+        if self.principal is None:
+            nobody = NOBODY if inv.credentials is None else UNREAD
         if isinstance(verdict, Mapping):
             verdict_map: Mapping[str, Any] = verdict  # pyright: ignore[reportUnknownVariableType]
             if verdict_map.get("allowed") is True:

@@ -9,13 +9,16 @@ them).
 
 from __future__ import annotations
 
-from ...contract.numbers import integers_from_doubles
-from .app import DEFAULT_MAX_BODY, RuntimeTarget, a2a_app
-from .auth import A2ACaller, BearerTokenBackend, CredentialsRequiredError
-from .card import CARD_PATH, EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, build_agent_card
-from .database import ForeignTaskError, SqlTaskStore
-from .executor import CapabilityExecutor
-from .tasks import BoundedTaskStore
+from ...errors import needs_extra
+
+with needs_extra(__name__):  # a missing library is answered with the extra to install
+    from ...contract.numbers import integers_from_doubles
+    from .app import DEFAULT_MAX_BODY, RuntimeTarget, a2a_app
+    from .auth import A2ACaller, BearerTokenBackend, CredentialsRequiredError
+    from .card import CARD_PATH, EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, build_agent_card
+    from .database import ForeignTaskError, SqlTaskStore
+    from .executor import CapabilityExecutor
+    from .tasks import BoundedTaskStore
 
 __all__ = [
     "CARD_PATH",

@@ -42,6 +42,7 @@ from a2a.server.owner_resolver import OwnerResolver
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskState
 
 from ...edge.callers import DEFAULT_TASK_MAX_AGE, DEFAULT_TASKS, DEFAULT_TASKS_PER_CALLER
+from ...errors import needs_extra
 from .tasks import FINISHED, TaskBounds, tenant_owner, without_request_parts
 
 if TYPE_CHECKING:
@@ -105,8 +106,8 @@ class SqlTaskStore(TaskBounds):
 
     Raises:
         ValueError: an unknown spec, ``sqlite::memory:``, or a bound below 1.
-        ModuleNotFoundError: SQLAlchemy or the driver is missing
-            (``pip install 'foldkit-agent[a2a-db]'``).
+        MissingExtra: SQLAlchemy or the driver is missing (its text says
+            ``pip install 'foldkit-agent[a2a-db]'``).
 
     The tasks are in the SDK's own table, ``tasks``. Enter it (``async with store:``) to
     create the table at once and close its connections on
@@ -126,7 +127,8 @@ class SqlTaskStore(TaskBounds):
         from a2a.server.tasks import DatabaseTaskStore
 
         super().__init__(max_tasks, max_per_caller, max_age)
-        self.engine, self.where = _engine(spec)
+        with needs_extra(__name__):  # SQLAlchemy and the driver come with the a2a-db extra
+            self.engine, self.where = _engine(spec)
         self._owner_of = owner_resolver
         self._db = DatabaseTaskStore(self.engine, owner_resolver=owner_resolver)
 

@@ -9,19 +9,22 @@ output schema, tools), :mod:`.feed` (change feeds for both protocol eras), :mod:
 
 from __future__ import annotations
 
-from .http import DEFAULT_MAX_BODY, StaticTokenVerifier, http_app
-from .listing import CALL_CAPABILITY, LIST_CAPABILITIES, LISTINGS, UNAVAILABLE_NOTE, Listing
-from .local import LocalUser, parse_local_user
-from .server import (
-    CredentialsOf,
-    FoldkitMCPServer,
-    Resolve,
-    Target,
-    default_credentials_of,
-    mcp_server,
-)
-from .shapes import CONTEXT_URI, OUTPUT_SCHEMA, RESOURCE_URI_PREFIX
-from .stdio import serve_stdio
+from ...errors import needs_extra
+
+with needs_extra(__name__):  # a missing library is answered with the extra to install
+    from .http import DEFAULT_MAX_BODY, StaticTokenVerifier, http_app
+    from .listing import CALL_CAPABILITY, LIST_CAPABILITIES, LISTINGS, UNAVAILABLE_NOTE, Listing
+    from .local import LocalUser, parse_local_user
+    from .server import (
+        CredentialsOf,
+        FoldkitMCPServer,
+        Resolve,
+        Target,
+        default_credentials_of,
+        mcp_server,
+    )
+    from .shapes import CONTEXT_URI, OUTPUT_SCHEMA, RESOURCE_URI_PREFIX
+    from .stdio import serve_stdio
 
 __all__ = [
     "CALL_CAPABILITY",

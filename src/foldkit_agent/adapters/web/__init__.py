@@ -11,17 +11,20 @@ the page), :mod:`.activity` (the activity feed as server-sent events for a page)
 
 from __future__ import annotations
 
-from . import surface
-from .activity import activity_endpoint
-from .surface import *  # noqa: F403  (its __all__ is this package's too)
-from .webmcp import (
-    BRIDGE_FILE,
-    bridge_script,
-    mount,
-    script_tag,
-    webmcp_app,
-    webmcp_surface,
-)
+from ...errors import needs_extra
+
+with needs_extra(__name__):  # a missing library is answered with the extra to install
+    from . import surface
+    from .activity import activity_endpoint
+    from .surface import *  # noqa: F403  (its __all__ is this package's too)
+    from .webmcp import (
+        BRIDGE_FILE,
+        bridge_script,
+        mount,
+        script_tag,
+        webmcp_app,
+        webmcp_surface,
+    )
 
 __all__ = [
     "BRIDGE_FILE",

@@ -14,13 +14,14 @@ import logging
 import sys
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import typer
 
 from ...audit.forward import AuditSink, AuditSinkError
 from ...edge.startup import frozen_lifespan
+from ...errors import MissingExtra
 from ...runtime.bound import AgentRuntime
 from ..loading import TargetError, fail, load_attr
 from .audit import audited, open_sink
@@ -40,17 +41,7 @@ from .tenants import (
 if TYPE_CHECKING:
     from ...adapters.a2a.database import SqlTaskStore
 
-__all__ = ["EXTRAS", "SHUTDOWN_GRACE", "UNGUARDED_PATHS", "run", "serve_http"]
-
-EXTRAS: Final = {
-    "mcp": "mcp",
-    "mcp_types": "mcp",
-    "a2a": "a2a",
-    "sse_starlette": "web",
-    "google": "a2a",
-    "httptools": "web",
-}
-"""Which extra installs a module an adapter imports (for a one-line hint when it is missing)."""
+__all__ = ["SHUTDOWN_GRACE", "UNGUARDED_PATHS", "run", "serve_http"]
 
 _log = logging.getLogger("foldkit_agent.cli.serve")
 
@@ -81,8 +72,8 @@ def open_task_store(spec: str, options: ServeOptions) -> SqlTaskStore:
         )
     except ValueError as err:
         fail(f"--a2a-task-store: {err}")
-    except ModuleNotFoundError as err:
-        fail(f"--a2a-task-store needs {err.name!r}: pip install 'foldkit-agent[a2a-db]'")
+    except MissingExtra as err:
+        fail(f"--a2a-task-store: {err}")
 
 
 @asynccontextmanager
@@ -111,7 +102,7 @@ def _open_sink(options: ServeOptions) -> AuditSink | None:
         return None
     try:
         sink = open_sink(options.audit, durable=options.audit_durable)
-    except (ValueError, AuditSinkError, ModuleNotFoundError) as err:
+    except (ValueError, AuditSinkError, MissingExtra) as err:
         fail(str(err))
     if options.tenant_from is None:
         return sink
@@ -129,6 +120,9 @@ def run(options: ServeOptions) -> None:
         None if options.a2a_task_store is None else open_task_store(options.a2a_task_store, options)
     )
     sink = _open_sink(options)
+    if options.mcp == "stdio":  # an HTTP server says them after where it serves
+        for line in options.warnings():
+            _say(line)
     guard = stdout_guard(options)
     with guard:
         try:
@@ -143,20 +137,12 @@ def run(options: ServeOptions) -> None:
             cut_by = anyio.run(_serve, options, loaded, sink, task_store, guard)
     except TargetError as err:
         fail(str(err))
-    except ModuleNotFoundError as err:
-        _missing_extra(err)
+    except MissingExtra as err:
+        fail(str(err))
     except OSError as err:
         fail(f"cannot listen on {options.host}:{options.port}: {err.strerror or err}")
     if cut_by is not None:  # answered, audited and closed, but not every call completed
         raise typer.Exit(128 + cut_by)
-
-
-def _missing_extra(err: ModuleNotFoundError) -> NoReturn:
-    top = (err.name or "").split(".")[0]
-    extra = EXTRAS.get(top)
-    if extra is None:
-        raise err
-    fail(f"this adapter needs {top!r}: pip install 'foldkit-agent[{extra}]'")
 
 
 async def _serve(
@@ -262,3 +248,5 @@ def _announce(options: ServeOptions, origin: str, at: str) -> None:
         )
     if options.tenant_from == "path" and not options.tokens:
         _say(UNGUARDED_PATHS)
+    for line in options.warnings():
+        _say(line)

@@ -188,6 +188,24 @@ class ServeOptions:
         hosts = self.extra_hosts
         return self.host if not hosts or hosts[0] == "*" else hosts[0]
 
+    def warnings(self) -> list[str]:
+        """The lines ``serve`` prints at start for a choice that serves, but likely not as
+        meant: tokens that nothing reads, or HTTP callers that nobody authenticates."""
+        found: list[str] = []
+        if self.mcp == "stdio" and self.tokens:
+            found.append(
+                "warning: --token applies to HTTP, and a --mcp stdio server ignores it (a "
+                "local pipe carries no token); name the local user with --principal "
+                "SUBJECT[;SCOPE,...]"
+            )
+        if (self.mcp == "http" or self.a2a) and not self.tokens and self.tenant_from is None:
+            found.append(
+                "warning: no --token, so MCP and A2A callers are not authenticated: bearer "
+                "tokens they send are ignored and every call is anonymous (capabilities "
+                "that authorize refuse it); add --token TOKEN=SUBJECT[;SCOPE,...]"
+            )
+        return found
+
     def stream_pools(self) -> int:
         """How many connections every stream pool of this server may hold together.
 

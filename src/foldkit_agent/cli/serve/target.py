@@ -8,10 +8,11 @@ manager runs the application for as long as the server runs.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, cast
 
 from ...contract.declare import AgentDefinition
+from ...errors import AgentContractError
 from ...runtime.bound import AgentRuntime
 from ..loading import TargetError
 
@@ -30,7 +31,9 @@ async def open_runtime(
         reference: how to name the target in errors (``"examples.todo:runtime"``).
 
     Raises:
-        TargetError: ``target`` is neither, or it yields something else.
+        TargetError: ``target`` is neither, it yields something else, or it raised an
+            :class:`~foldkit_agent.errors.AgentContractError` while binding (such as ``bind``
+            without ``principal=``); the text is one line naming the fix.
 
     Example:
         >>> async with open_runtime(load_attr("examples.todo:runtime")) as rt:
@@ -51,19 +54,25 @@ async def open_runtime(
             f"{reference} is {article} {kind}, and serve needs a runtime factory (or a bound "
             f"AgentRuntime).{shape_hint(reference)}"
         )
-    try:
-        made: Any = target()
-    except TypeError as exc:
-        raise TargetError(
-            f"{reference} must be callable with no arguments: {exc}{shape_hint(reference)}"
-        ) from exc
-    if hasattr(made, "__aenter__") and hasattr(made, "__aexit__"):
-        async with made as rt:
-            yield _runtime(rt, reference, _YIELDED)
-        return
-    if isinstance(made, Awaitable):
-        made = await cast("Awaitable[Any]", made)
-    yield _runtime(made, reference, _RETURNED)
+    async with AsyncExitStack() as stack:
+        # a contract error while the factory binds is the application's to fix: one line,
+        # as at import, never a traceback through the event loop
+        try:
+            try:
+                made: Any = target()
+            except TypeError as exc:
+                raise TargetError(
+                    f"{reference} must be callable with no arguments: {exc}{shape_hint(reference)}"
+                ) from exc
+            if hasattr(made, "__aenter__") and hasattr(made, "__aexit__"):
+                rt = _runtime(await stack.enter_async_context(made), reference, _YIELDED)
+            else:
+                if isinstance(made, Awaitable):
+                    made = await cast("Awaitable[Any]", made)
+                rt = _runtime(made, reference, _RETURNED)
+        except AgentContractError as err:
+            raise TargetError(f"{reference}(): {err}") from None
+        yield rt
 
 
 _YIELDED = "yielded a {kind}, not an AgentRuntime: yield what agent.bind(...) returns."
@@ -86,7 +95,7 @@ def shape_hint(reference: str) -> str:
     module = reference.partition(":")[0] or "my_app"
     return (
         "\n\nA runtime factory runs the application and binds its contract:\n\n"
-        "    from contextlib import asynccontextmanager\n"
+        "    from contextlib import AsyncExitStack, asynccontextmanager\n"
         "    from foldkit_agent import Program, agent\n\n"
         "    @asynccontextmanager\n"
         "    async def runtime():\n"
