@@ -13,7 +13,15 @@ from .encode import json_text
 from .entry import FIELDS, AuditEntry, iso_time
 from .forward import AuditSinkError
 
-__all__ = ["JsonlAuditSink"]
+__all__ = ["LINE_BREAKS", "JsonlAuditSink"]
+
+LINE_BREAKS: dict[int, str] = {
+    ord(c): f"\\u{ord(c):04x}"
+    for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines() splits on
+}
+"""Every character ``str.splitlines()`` ends a line at, as its JSON escape. ``json.dumps``
+already escapes the ones below U+0020; U+0085, U+2028 and U+2029 it writes raw, so a reader
+splitting with ``splitlines()`` (or a JavaScript ``eval``) would read a line there."""
 
 
 class JsonlAuditSink:
@@ -22,7 +30,10 @@ class JsonlAuditSink:
     Each ``write`` appends its batch and flushes it to the operating system; with
     ``fsync=True`` it also waits for the disk. The file is opened when the sink is made. Every
     line is strict JSON: values JSON cannot hold (``NaN``, ``Infinity``, lone surrogates) are
-    replaced as :mod:`foldkit_agent.audit.encode` documents.
+    replaced as :mod:`foldkit_agent.audit.encode` documents, and every character that
+    ``str.splitlines()`` ends a line at is written as its ``\\uXXXX`` escape
+    (:data:`LINE_BREAKS`), so the file splits into the same lines by ``"\\n"`` and by
+    ``splitlines()``.
 
     Args:
         path: the file; created (with parent directories) when missing, appended to otherwise.
@@ -92,4 +103,6 @@ def _jsonl_line(entry: AuditEntry) -> str:
             encoded = json_text(fields[key])
             fields[key] = None if encoded is None else json.loads(encoded)
         text = json_text(fields)
+    if text is not None and not text.isascii():
+        text = text.translate(LINE_BREAKS)
     return f"{text}\n"

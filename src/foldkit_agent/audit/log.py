@@ -40,7 +40,7 @@ from typing import Any
 from .encode import UNRECORDABLE
 from .entry import AuditEntry, Decision, Row, entry_of
 from .forward import AuditSink, AuditTicket, SinkForwarding, should_log
-from .record import redact, text
+from .record import DEFAULT_MAX_INPUT_BYTES, recorded, short_text, text
 
 __all__ = ["AuditLog", "audit_log"]
 
@@ -49,6 +49,12 @@ _now = time.time
 
 _SLACK = 64
 """Entries the ring may hold past its capacity before a trim evicts the oldest."""
+
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+"""The most bytes of recorded inputs the ring holds, by default (16 MiB; ``max_bytes=``)."""
+
+_ENTRY_BYTES = 256
+"""What an entry counts towards ``max_bytes`` besides its input (its other fields, roughly)."""
 
 _live_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 
@@ -74,6 +80,15 @@ class AuditLog(SinkForwarding):
             Without it no principal is recorded.
         include_input: record the call's input (off by default: it may carry anything).
         redact: field names replaced by ``"[redacted]"`` at any depth of the recorded input.
+        max_input_bytes: the most bytes of one recorded input (16 KiB by default), counted
+            as its JSON in UTF-8; what is past it is cut where it stands, with a marker
+            (``…[cut: N bytes]``, ``"[cut]": "N more fields"``, ``"[cut: N more items]"``;
+            :mod:`foldkit_agent.audit.record`). ``None`` records inputs whole.
+        max_bytes: with ``include_input``, the most bytes the kept entries may hold (16 MiB
+            by default; each entry counts 256 bytes plus its input's bytes): past it the
+            oldest are evicted as past ``capacity``. Without inputs an entry is at most a few
+            KiB (capability names and invocation ids are cut at 1,024 characters), so
+            ``capacity`` bounds it.
         sink: an :class:`AuditSink` receiving batches on a background thread, such as
             :class:`SqliteAuditSink`. Call ``audit.close()`` when done to flush it. With a
             durable sink (``SqliteAuditSink(path, durable=True)``) each answer waits until its
@@ -89,8 +104,8 @@ class AuditLog(SinkForwarding):
             :meth:`committed`).
 
     Raises:
-        ValueError: ``capacity``, ``sink_queue`` or ``sink_batch`` is below 1, or
-            ``commit_timeout`` is not positive.
+        ValueError: ``capacity``, ``sink_queue``, ``sink_batch``, ``max_input_bytes`` or
+            ``max_bytes`` is below 1, or ``commit_timeout`` is not positive.
         TypeError: both ``principal=`` and ``record_principal=`` are given; ``sink`` has no
             ``write``.
 
@@ -106,6 +121,9 @@ class AuditLog(SinkForwarding):
         durable: the sink is durable (``sink.durable is True``): :meth:`note` returns tickets
             and the runtime waits on :meth:`committed` before answering.
         commit_timeout: seconds :meth:`committed` waits at most for one entry.
+        max_input_bytes: the most bytes of one recorded input (``None``: whole).
+        max_bytes: the most bytes the kept entries may hold (with ``include_input``).
+        held_bytes: the bytes the kept entries count now (with ``include_input``; else 0).
         unconfirmed: answers released without their entry confirmed stored (the sink
             failed, fell behind ``commit_timeout``, or the entry was dropped); each is
             logged at ERROR with its invocation id.
@@ -124,9 +142,13 @@ class AuditLog(SinkForwarding):
         sink_batch: int = 1000,
         sink_linger: float = 0.005,
         commit_timeout: float = 5.0,
+        max_input_bytes: int | None = DEFAULT_MAX_INPUT_BYTES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         if capacity < 1:
             raise ValueError("audit capacity must be at least 1")
+        if (max_input_bytes is not None and max_input_bytes < 1) or max_bytes < 1:
+            raise ValueError("max_input_bytes and max_bytes must be at least 1 byte")
         if sink_queue < 1 or sink_batch < 1:
             raise ValueError("sink_queue and sink_batch must be at least 1")
         if not commit_timeout > 0:
@@ -144,6 +166,12 @@ class AuditLog(SinkForwarding):
         self._record_principal = _principal_projection(principal, record_principal)
         self._include_input = include_input
         self._redact = frozenset(redact)
+        self.max_input_bytes = max_input_bytes
+        self.max_bytes = max_bytes
+        # With inputs the ring is kept under the lock with each entry's size beside it (the
+        # walk that copies an input costs far more than the lock); without, entries are small.
+        self._sizes: deque[int] = deque()
+        self.held_bytes = 0
         self._lock = threading.Lock()  # trims, eviction count, entries(), followers
         self._start_forwarding(sink_queue, sink_batch, sink_linger, commit_timeout)
         self._followers: tuple[Callable[[AuditEntry], None], ...] = ()
@@ -226,19 +254,23 @@ class AuditLog(SinkForwarding):
             if isinstance(who, str):
                 who = text(who)
         kept_input = None
+        size = _ENTRY_BYTES
         if self._include_input and input is not None:
             try:
-                kept_input = redact(input, self._redact)
+                kept_input, used = recorded(input, self._redact, self.max_input_bytes)
+                size += used
             except RecursionError:
                 kept_input = UNRECORDABLE
         # On the path of every dispatch: text()'s check is written out for the usual ASCII.
         row: Row = (
             _now(),
             invocation_id
-            if type(invocation_id) is str and invocation_id.isascii()
-            else text(invocation_id),
+            if type(invocation_id) is str and invocation_id.isascii() and len(invocation_id) < 1024
+            else short_text(invocation_id),
             transport if type(transport) is str and transport.isascii() else text(transport),
-            capability if type(capability) is str and capability.isascii() else text(capability),
+            capability
+            if type(capability) is str and capability.isascii() and len(capability) < 1024
+            else short_text(capability),
             tag,
             who,
             decision,
@@ -250,10 +282,13 @@ class AuditLog(SinkForwarding):
         kept: Row | AuditEntry = row
         if self._followers or self._sink is not None:
             kept = entry_of(row)  # followers and the sink share the one entry
-        ring = self._entries
-        ring.append(kept)  # atomic: another thread's entry goes beside it without a lock
-        if len(ring) > self._trim_at:
-            self._trim()
+        if self._include_input:
+            self._keep_sized(kept, size)
+        else:
+            ring = self._entries
+            ring.append(kept)  # atomic: another thread's entry goes beside it without a lock
+            if len(ring) > self._trim_at:
+                self._trim()
         if type(kept) is not AuditEntry:
             return None
         entry: AuditEntry = kept  # pyright: ignore[reportAssignmentType]
@@ -300,6 +335,19 @@ class AuditLog(SinkForwarding):
                 ring.popleft()
             if excess > 0:
                 self._trimmed += excess
+
+    def _keep_sized(self, kept: Row | AuditEntry, size: int) -> None:
+        """Keep an entry of ``size`` bytes, evicting the oldest past ``capacity`` or
+        ``max_bytes`` (the newest is always kept)."""
+        with self._lock:
+            ring, sizes = self._entries, self._sizes
+            ring.append(kept)
+            sizes.append(size)
+            self.held_bytes += size
+            while len(ring) > 1 and (len(ring) > self.capacity or self.held_bytes > self.max_bytes):
+                ring.popleft()
+                self.held_bytes -= sizes.popleft()
+                self._trimmed += 1
 
     @property
     def evicted(self) -> int:
