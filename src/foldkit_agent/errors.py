@@ -420,6 +420,7 @@ EXTRAS: Final[Mapping[str, tuple[str, str]]] = {
     "foldkit_agent.adapters.web": ("web", "the web surface and WebMCP"),
     "foldkit_agent.adapters.native": ("web", "the Agent Native adapter"),
     "foldkit_agent.adapters.pydantic_ai": ("pydantic-ai", "the pydantic-ai toolset"),
+    "foldkit_agent.adapters.pydantic_ai.ag_ui": ("ag-ui", "the AG-UI app"),
     "foldkit_agent.adapters.openai_agents": ("openai-agents", "the OpenAI Agents SDK tools"),
     "foldkit_agent.adapters.langchain": ("langchain", "the LangChain tools"),
     "foldkit_agent.edge": ("web", "the HTTP edge (HttpOptions, CallsInFlight, Tenants)"),

@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeAlias, cast
 
-from ..errors import needs_extra
+from ...errors import needs_extra
 
 with needs_extra(__name__):  # a missing library is answered with the extra to install
     from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolDefinition, ToolFailed
@@ -63,12 +63,12 @@ with needs_extra(__name__):  # a missing library is answered with the extra to i
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 
-    from ..contract.approval import Approval, Approver
-    from ..contract.declare import AgentDefinition, Capability
-    from ..edge.approvals import ParkedApproval
-    from ..edge.credentials import CallerCredentials, InProcessCalls
-    from ..runtime.bound import AgentRuntime
-    from ..runtime.outcome import Outcome
+    from ...contract.approval import Approval, Approver
+    from ...contract.declare import AgentDefinition, Capability
+    from ...edge.approvals import ParkedApproval
+    from ...edge.credentials import CallerCredentials, InProcessCalls
+    from ...runtime.bound import AgentRuntime
+    from ...runtime.outcome import Outcome
 
 __all__ = ["TRANSPORT", "CredentialsOf", "FoldkitToolset", "Resolve", "toolset"]
 
@@ -115,6 +115,8 @@ class FoldkitToolset(AbstractToolset[Any]):
             capability (``Invocation.approver``). Without one, such a call is deferred the
             pydantic-ai way: the run ends with ``DeferredToolRequests`` and resumes with
             ``deferred_tool_results`` (see the module docstring).
+        transport: ``Invocation.transport`` of its calls (default :data:`TRANSPORT`; the AG-UI
+            app, :mod:`.ag_ui`, says ``"ag-ui"``).
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable; both credentials forms given.
@@ -139,10 +141,11 @@ class FoldkitToolset(AbstractToolset[Any]):
         max_retries: int = 1,
         strict: bool | None = None,
         approver: Approver | None = None,
+        transport: str = TRANSPORT,
     ) -> None:
         who = CallerCredentials[RunContext[Any]](credentials, credentials_of, caller="toolset")
         # deferred calls wait by pydantic-ai's tool call id
-        self._in = InProcessCalls(target, who, approver, transport=TRANSPORT, caller="toolset")
+        self._in = InProcessCalls(target, who, approver, transport=transport, caller="toolset")
         self._calls = self._in.calls
         self._id = id
         self._max_retries = max_retries
