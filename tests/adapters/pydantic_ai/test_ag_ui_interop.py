@@ -1,0 +1,115 @@
+"""Interop: the official AG-UI client (@ag-ui/client, pinned in tests/interop) drives the
+notes app's copilot (tests/support/ag_ui_server.py, served by uvicorn on a free loopback port),
+applying the shared state with fast-json-patch as a front end does."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.paths import ROOT
+
+INTEROP = ROOT / "tests" / "interop"
+CLIENT = INTEROP / "node_modules" / "@ag-ui" / "client"
+
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
+    pytest.mark.skipif(not CLIENT.exists(), reason="@ag-ui/client is not installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """tests/support/ag_ui_server.py; its base URL once it printed its bound port."""
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "support" / "ag_ui_server.py")],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # printed once the socket is bound: connects queue
+        if not line.startswith("PORT "):
+            proc.kill()
+            pytest.fail(f"the AG-UI server did not start: {line!r} {proc.communicate()[1][-2000:]}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def seen(server: str) -> dict[str, Any]:
+    done = subprocess.run(
+        ["node", str(INTEROP / "ag_ui_client.mjs"), server + "/"],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_client_holds_the_new_context_by_applying_the_delta_to_the_snapshot(
+    seen: dict[str, Any],
+) -> None:
+    added = seen["added"]
+    assert added["types"][:2] == ["RUN_STARTED", "STATE_SNAPSHOT"]
+    assert added["types"][-1] == "RUN_FINISHED"
+    assert added["types"].index("TOOL_CALL_RESULT") < added["types"].index("STATE_DELTA")
+    assert added["state"] == {"notes": ["buy milk", "call mom", "eggs"]}
+    assert added["agentState"] == added["state"]  # the client's own reading agrees
+
+
+def test_a_confirm_capability_ends_the_run_in_an_interrupt_carrying_the_request(
+    seen: dict[str, Any],
+) -> None:
+    asked = seen["asked"]
+    assert asked["types"][-1] == "RUN_FINISHED"
+    assert "TOOL_CALL_RESULT" not in asked["types"]
+    (interrupt,) = asked["interrupts"]
+    request = interrupt["metadata"]
+    assert request["capability"] == "remove_note"
+    assert request["preview"] == [{"op": "remove", "path": "/notes/0"}]
+    assert asked["deltas"] == 0
+
+
+def test_a_decline_with_a_reason_sends_nothing_and_the_model_reads_the_reason(
+    seen: dict[str, Any],
+) -> None:
+    declined = seen["declined"]
+    assert declined["deltas"] == 0
+    assert declined["state"] == {"notes": ["buy milk", "call mom", "eggs"]}
+    assert "keep the milk" in declined["text"]
+
+
+def test_an_approval_sends_the_message_once_and_the_delta_removes_the_note(
+    seen: dict[str, Any], server: str
+) -> None:
+    approved = seen["approved"]
+    assert approved["deltas"] == 1
+    assert approved["state"] == approved["agentState"] == {"notes": ["call mom", "eggs"]}
+    audit = httpx.get(server + "/audit", timeout=10).json()
+    assert [(e["capability"], e["decision"], e["approval"]) for e in audit] == [
+        ("add_note", "dispatched", None),
+        ("remove_note", "refused", "declined"),
+        ("remove_note", "dispatched", "approved"),
+    ]
+    assert {(e["transport"], e["principal"]) for e in audit} == {("ag-ui", "alice")}
