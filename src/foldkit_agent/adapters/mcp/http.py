@@ -342,6 +342,7 @@ def http_app(
         security=manager.security_settings,
         lifespan_state=lambda: lifespan_state_of(manager),
         stats=stats,
+        kept_lists=not server.observed,
     )
     if token_verifier is not None:
         # Outside the inline path, so the verified user is get_access_token()'s there too.

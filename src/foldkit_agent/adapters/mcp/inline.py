@@ -185,6 +185,9 @@ class InlineCalls:
         security: the session manager's transport security settings.
         lifespan_state: ``() -> state`` the running session manager passes each request.
         stats: counts what was answered here.
+        kept_lists: whether a ``tools/list`` may be answered from the kept bytes; ``False``
+            for an observed server (:mod:`.telemetry`), whose every list runs the SDK's
+            handler chain and so its span.
     """
 
     def __init__(
@@ -197,6 +200,7 @@ class InlineCalls:
         security: TransportSecuritySettings | None,
         lifespan_state: Callable[[], Any],
         stats: InlineStats,
+        kept_lists: bool = True,
     ) -> None:
         self.app = app
         self.inline = inline
@@ -205,6 +209,7 @@ class InlineCalls:
         self.security = TransportSecurityMiddleware(security)
         self.lifespan_state = lifespan_state
         self.stats = stats
+        self.kept_lists = kept_lists
         self._annotated: dict[str, bool] = {}  # tool name -> its schema declares x-mcp-header
         self._accepted: dict[str | None, bool] = {}  # Accept -> both JSON and SSE
 
@@ -296,7 +301,7 @@ class InlineCalls:
         ident: int | str = message["id"]
         method: str = message["method"]
         params = message.get("params")
-        if method == "tools/list":
+        if method == "tools/list" and self.kept_lists:
             kept = self.tools.kept(route.protocol_version)
             if kept is not None and set(params or {}) <= {"_meta"}:
                 try:  # the parameter check the SDK's dispatch runs first

@@ -93,6 +93,7 @@ from .listing import (
     list_arguments,
 )
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
+from .telemetry import Observed, observing
 
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
 
@@ -147,6 +148,9 @@ class FoldkitMCPServer(Server[Any]):
     _foldkit_adapter: _Adapter | None = None
     tools: Tools | None = None
     """What it lists as tools, the list kept in wire form, which calls need no stream."""
+    observed: bool = False
+    """Whether it records OpenTelemetry's MCP conventions (:mod:`.telemetry`): a tracer or
+    meter provider was set when it was built."""
 
     def create_initialization_options(
         self,
@@ -578,6 +582,9 @@ def mcp_server(
         on_unsubscribe_resource=adapter.unsubscribe,
         on_subscriptions_listen=adapter.listen,
     )
+    if observing():  # decided once, here: unobserved, a request runs none of it
+        server.middleware.append(Observed())
+        server.observed = True
     server.middleware.append(adapter.middleware)
     server._foldkit_adapter = adapter  # pyright: ignore[reportPrivateUsage]
     server.tools = adapter.tools
