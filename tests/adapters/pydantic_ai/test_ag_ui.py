@@ -146,3 +146,19 @@ async def test_a_declined_interrupt_sends_nothing_and_the_reason_reaches_the_mod
         assert any("keep the milk" in text for text in seen)
         (entry,) = rt.audit.entries()
         assert (entry.decision, entry.approval) == ("refused", "declined")
+
+
+async def test_the_credentials_of_each_run_come_from_its_request_never_from_the_run_input() -> None:
+    async with run_notes() as (_running, rt, _sent):
+        app = ag_ui_app(
+            rt,
+            Agent(script("add_note", {"text": "eggs"})),
+            credentials_of=lambda request: request.headers.get("x-signed-in"),
+        )
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            body = run_input(forwardedProps={"principal": "mallory"})
+            got = await client.post("/", json=body, headers={"x-signed-in": "bob"})
+        assert got.status_code == 200
+        (entry,) = rt.audit.entries()
+        assert entry.principal == "bob"

@@ -35,7 +35,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import cached_property
 from typing import Any, Final
 
@@ -44,7 +44,7 @@ from ...errors import needs_extra
 with needs_extra(__name__):  # a missing library is answered with the extra to install
     import jsonpatch  # pyright: ignore[reportMissingTypeStubs]
     from ag_ui.core import BaseEvent, EventType, StateDeltaEvent, StateSnapshotEvent
-    from pydantic_ai import Agent, DeferredToolRequests
+    from pydantic_ai import Agent, DeferredToolRequests, RunContext
     from pydantic_ai.ui.ag_ui import AGUIAdapter
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -52,6 +52,7 @@ with needs_extra(__name__):  # a missing library is answered with the extra to i
     from starlette.responses import Response
     from starlette.routing import Route
 
+    from ...edge.calls import credentials_or_none
     from ...edge.guard import EdgeGuard, Rules
     from ...edge.hosts import HostPolicy
     from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
@@ -132,6 +133,7 @@ def ag_ui_app(
     *,
     options: HttpOptions = DEFAULT_HTTP_OPTIONS,
     credentials: Any = None,
+    credentials_of: Callable[[Request], Any] | None = None,
     max_retries: int = 1,
     path: str = "/",
 ) -> Starlette:
@@ -146,24 +148,42 @@ def ag_ui_app(
             adapter), ``max_body`` (default :data:`DEFAULT_MAX_BODY`), ``max_items``; a body
             is strict JSON, checked before pydantic-ai reads it.
         credentials: what every call carries as ``Invocation.credentials`` (read by the
-            runtime's principal provider): the person this copilot acts for.
+            runtime's principal provider): the person this copilot acts for, when the app
+            serves one.
+        credentials_of: ``(request) -> credentials`` (sync or async), read per run from the
+            request instead (the signed-in person of the application this app is mounted in:
+            its session, ``request.user``); a hook that raises leaves the run's calls with no
+            credentials, so a guarded capability is refused. Exclusive with ``credentials``.
+            Never read from the run input: the front end cannot name who it acts for.
         max_retries: as :class:`~foldkit_agent.adapters.pydantic_ai.FoldkitToolset`.
         path: the route.
 
     Returns:
         A Starlette app; one toolset serves every run, so a call waiting for a person is
-        resumed by the run that answers its interrupt.
+        resumed by the run that answers its interrupt (by its tool call id, which only the
+        front end that was asked holds).
+
+    Raises:
+        TypeError: both ``credentials`` and ``credentials_of`` given.
 
     Example:
         >>> app = ag_ui_app(runtime, Agent(FunctionModel(script)), credentials="alice")
     """
+    if credentials is not None and credentials_of is not None:
+        raise TypeError("ag_ui_app takes credentials= or credentials_of=, not both")
+    # a run's credentials travel as its deps: the toolset reads them back per call
     tools = FoldkitToolset(
-        runtime, credentials=credentials, max_retries=max_retries, transport=TRANSPORT
+        runtime, credentials_of=_run_credentials, max_retries=max_retries, transport=TRANSPORT
     )
 
     async def run(request: Request) -> Response:
+        who = credentials
+        if credentials_of is not None:
+            who = await credentials_or_none(credentials_of, request)
         adapter = await _Adapter.from_request(request, agent=agent)
-        events = adapter.run_stream(toolsets=[tools], output_type=[str, DeferredToolRequests])
+        events = adapter.run_stream(
+            toolsets=[tools], deps=who, output_type=[str, DeferredToolRequests]
+        )
         return adapter.streaming_response(with_state(runtime, events))
 
     guard = Middleware(
@@ -174,3 +194,7 @@ def ag_ui_app(
         max_items=options.max_items,
     )
     return Starlette(routes=[Route(path, run, methods=["POST"])], middleware=[guard])
+
+
+def _run_credentials(ctx: RunContext[Any]) -> Any:
+    return ctx.deps
