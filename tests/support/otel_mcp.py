@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import httpx2
+import mcp.types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from opentelemetry import metrics, trace
@@ -75,6 +76,7 @@ async def scenario() -> dict[str, Any]:
             wire = streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=10))
             async with Client(wire, mode="legacy") as client:  # a handshake-era session
                 await client.list_tools()
+    elicited = await ask_a_person()
     points: list[dict[str, Any]] = []
     data = reader.get_metrics_data()
     assert data is not None
@@ -107,7 +109,28 @@ async def scenario() -> dict[str, Any]:
                 "attributes": {k: v for k, v in (span.attributes or {}).items()},
             }
         )
-    return {"spans": spans, "points": points}
+    return {"spans": spans, "points": points, "elicited_meta": elicited}
+
+
+async def ask_a_person() -> dict[str, Any]:
+    """A handshake-era ``remove_item`` of the shelf (``confirm=True``) whose approval is asked
+    by ``elicitation/create``; the ``_meta`` that request carried."""
+    from foldkit_agent.adapters.mcp import mcp_server
+    from tests.support.approval_app import shelf
+
+    seen: list[dict[str, Any]] = []
+
+    async def person(_context: Any, params: Any) -> types.ElicitResult:
+        seen.append(dict(params.meta or {}))
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with shelf("milk") as (_running, rt):
+        server = mcp_server(rt, name="shelf", version="1")
+        async with Client(server, mode="legacy", elicitation_callback=person) as client:
+            result = await client.call_tool("remove_item", {"title": "milk"})
+            assert result.is_error is False, result
+    (meta,) = seen
+    return meta
 
 
 def main() -> None:

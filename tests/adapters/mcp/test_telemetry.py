@@ -83,7 +83,9 @@ def test_a_handshake_era_request_carries_its_session_id(observed: dict[str, Any]
     legacy = [
         s
         for s in observed["spans"]
-        if s["kind"] == "SERVER" and s["attributes"]["mcp.protocol.version"] != "2026-07-28"
+        if s["kind"] == "SERVER"
+        and s["attributes"]["mcp.protocol.version"] != "2026-07-28"
+        and s["attributes"]["network.transport"] == "tcp"  # the todo server, over HTTP
     ]
     assert [s["name"] for s in legacy] == ["initialize", "notifications/initialized", "tools/list"]
     sessions = {s["attributes"]["mcp.session.id"] for s in legacy}
@@ -101,6 +103,7 @@ def test_the_operation_duration_histogram_is_recorded_per_method_and_tool(
             p["attributes"]["mcp.protocol.version"],
         ): p
         for p in observed["points"]
+        if p["attributes"]["network.transport"] == "tcp"  # the todo server, over HTTP
     }
     assert {key: p["count"] for key, p in points.items()} == {
         ("tools/list", None, "2026-07-28"): 2,
@@ -110,10 +113,16 @@ def test_the_operation_duration_histogram_is_recorded_per_method_and_tool(
         ("notifications/initialized", None, "2025-11-25"): 1,
         ("tools/list", None, "2025-11-25"): 1,
     }
+    in_process = [p for p in observed["points"] if p["attributes"]["network.transport"] == "pipe"]
+    assert sorted(p["attributes"]["mcp.method.name"] for p in in_process) == [
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "tools/list",
+    ]  # the shelf's in-process client: no HTTP request, so not TCP
     for point in observed["points"]:
         assert point["unit"] == "s"
         assert point["bounds"] == [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
-        assert point["attributes"]["network.transport"] == "tcp"
         assert "mcp.session.id" not in point["attributes"]  # a span's, never a metric's
     assert points["tools/call", "select_todo", "2026-07-28"]["attributes"]["error.type"] == (
         "tool_error"
@@ -149,3 +158,20 @@ def test_a_server_built_with_no_provider_set_adds_nothing_to_a_request() -> None
     telemetry middleware (and keeps answering lists from kept bytes); one built after a meter
     provider alone is set has it."""
     assert fresh_python_lines(_BUILT_BEFORE_AND_AFTER) == ["False 0", "True 1"]
+
+
+def test_an_approvals_elicitation_carries_the_calls_trace_context_in_its_meta(
+    observed: dict[str, Any],
+) -> None:
+    """The server writes trace context into the ``_meta`` of what it sends: the person's
+    ``elicitation/create`` is in the ``tools/call``'s trace, under the call's own span."""
+    [call] = spans_named(observed, "tools/call remove_item")
+    [sent] = spans_named(observed, "MCP send elicitation/create")
+    version, trace_id, span_id, _flags = observed["elicited_meta"]["traceparent"].split("-")
+    assert (version, trace_id, span_id) == ("00", call["trace_id"], sent["span_id"])
+    [dispatch] = [
+        s
+        for s in spans_named(observed, "Agent.dispatch")
+        if s["attributes"]["agent.capability"] == "remove_item"
+    ]
+    assert (sent["parent"], dispatch["parent"]) == (dispatch["span_id"], call["span_id"])

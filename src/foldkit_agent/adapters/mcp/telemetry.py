@@ -94,6 +94,7 @@ class Observed:
     ) -> HandlerResult:
         method = ctx.method
         # an HTTP request rides on TCP; without one the messages come through stdio's pipe
+        # (or an in-process client's memory streams, the nearest of the conventions' values)
         transport = _TCP if ctx.request is not None else _PIPE
         attributes: dict[str, str] = {
             MCP_METHOD_NAME: method,
