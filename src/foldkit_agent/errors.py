@@ -152,10 +152,27 @@ class AgentUnknownCapabilityError(_AboutCapability):
 
     def __init__(self, *, capability: str, known: Iterable[str] = ()) -> None:
         super().__init__(capability=capability)
-        close = difflib.get_close_matches(capability, known, n=1) if len(capability) <= 128 else []
-        if close:
-            self.message += f" Did you mean {close[0]!r}?"
+        close = closest(capability, known)
+        if close is not None:
+            self.message += f" Did you mean {close!r}?"
             self.args = (self.message,)
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The one of ``known`` that ``name`` is most likely a misspelling of, or ``None``: the
+    one home of every "did you mean" (a capability, a Model field, a ``MODULE:ATTR``).
+
+    A name longer than 128 characters is not compared (no name we look up is that long, and
+    the comparison's cost grows with it).
+
+    Example:
+        >>> closest("runtme", ["runtime", "AppAgent"])
+        'runtime'
+    """
+    if len(name) > 128:
+        return None
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return close[0] if close else None
 
 
 class AgentCapabilityUnavailableError(_AboutCapability):

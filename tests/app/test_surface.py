@@ -82,3 +82,9 @@ def test_a_feature_refuses_what_is_not_a_projection_or_an_action() -> None:
         surface.feature(projection=shown, actions=["add"])  # type: ignore[list-item]
     with pytest.raises(AgentContractError, match="two actions named 'add'"):
         surface.feature(projection=shown, actions=[add, add])
+
+
+def test_a_misspelt_model_field_is_answered_with_the_closest_field() -> None:
+    with pytest.raises(AttributeError) as info:
+        _ = App.model.cuont  # pyright: ignore[reportAttributeAccessIssue]
+    assert str(info.value).endswith("has no field 'cuont'; did you mean 'count'?")

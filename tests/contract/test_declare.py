@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from foldkit_agent import AgentContractError, Message, agent, message_union, projection, surface
-from foldkit_agent.contract.names import default_name
+from foldkit_agent.contract.names import default_name, is_valid_name
 from tests.support.counter import App, Grow, Incremented, Msg, Other, Reset
 
 
@@ -44,7 +45,10 @@ def test_f10_names_clients_reject_fail_at_declaration_naming_the_variant(bad_nam
     with pytest.raises(AgentContractError) as info:
         agent.expose(Msg, {Incremented: agent.variant(name=bad_name, description="Add")})
     assert "Incremented" in str(info.value)
-    assert str(info.value).endswith("; choose another name=")  # a name= was given already
+    assert "the name= given" in str(info.value)  # a name= was given already
+    # the fix is a name to pass, not a bare "name=" (the text ended "choose another name=")
+    fixed = str(info.value).rsplit("pass agent.variant(name=", 1)[1].split(",", 1)[0]
+    assert is_valid_name(ast.literal_eval(fixed)), fixed
 
 
 def test_f10_a_tag_whose_default_name_is_invalid_needs_an_explicit_name() -> None:
@@ -52,7 +56,7 @@ def test_f10_a_tag_whose_default_name_is_invalid_needs_an_explicit_name() -> Non
         pass
 
     union = message_union(ÄndereMenge)
-    with pytest.raises(AgentContractError, match="explicit name"):
+    with pytest.raises(AgentContractError, match="the name made from the tag"):
         agent.expose(union, {ÄndereMenge: "Change quantity"})
     d = agent.make(
         messages=agent.expose(
@@ -100,7 +104,7 @@ def test_input_without_to_message_is_a_declaration_error() -> None:
 
 def test_a_recursive_input_type_is_a_declaration_error_naming_the_variant() -> None:
     union = message_union(Grow)
-    with pytest.raises(AgentContractError, match=r"'Grow'.*refers to itself"):
+    with pytest.raises(AgentContractError, match=r"'grow' \(Grow\): the input type refers to"):
         agent.expose(union, {Grow: "Grow the tree"})
 
 
@@ -216,3 +220,13 @@ def test_a_feature_context_is_the_contract_of_its_projection() -> None:
 def test_a_context_that_is_neither_a_projection_nor_a_feature_is_refused() -> None:
     with pytest.raises(AgentContractError, match=r"surface\.feature"):
         agent.make(messages=agent.expose(Msg, {Reset: "r"}), context=App.model.count)  # type: ignore[arg-type]
+
+
+def test_a_contract_error_after_the_name_names_the_capability_before_its_tag() -> None:
+    """It said 'RequestedDeleteTodo: ...' where the capability is named 'wipe_todo'."""
+    with pytest.raises(AgentContractError) as info:
+        agent.expose(
+            Msg, {Incremented: agent.variant(name="wipe_todo", description="x", input=int)}
+        )  # pyright: ignore[reportArgumentType]
+    assert str(info.value).startswith("'wipe_todo' (Incremented): ")
+    assert info.value.capability == "wipe_todo"

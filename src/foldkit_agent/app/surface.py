@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
-from ..errors import AgentContractError
+from ..errors import AgentContractError, closest
 from .message import Message, MessageUnion
 
 if TYPE_CHECKING:
@@ -93,7 +93,9 @@ class FieldRef:
             raise AttributeError(
                 f"{'.'.join(self._fk_path)} is not a model; it has no field {name!r}"
             )
-        raise AttributeError(f"{owner.__name__} has no field {name!r}")
+        close = closest(name, owner.model_fields)
+        hint = "" if close is None else f"; did you mean {close!r}?"
+        raise AttributeError(f"{owner.__name__} has no field {name!r}{hint}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("field references are immutable")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import pkgutil
 import sys
 from typing import Annotated, Any, NoReturn, cast
 
@@ -12,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..contract.declare import AgentDefinition
+from ..errors import closest
 
 EXIT_USAGE = 2
 """Exit status of a command that could not run (bad arguments, files or references)."""
@@ -59,10 +61,13 @@ def load_attr(reference: str, *, like: str = "examples.todo:AppAgent") -> Any:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
+            here = (m.name for m in pkgutil.iter_modules([cwd]))
+            close = closest(exc.name, here)
+            hint = "" if close is None else f"; did you mean {close!r}?"
             raise TargetError(
                 f"cannot import module {module_name!r}: no such module in {cwd} or on "
                 "PYTHONPATH; run the command from the folder that holds it, or add that "
-                "folder to PYTHONPATH"
+                f"folder to PYTHONPATH{hint}"
             ) from exc
         raise TargetError(
             f"cannot import module {module_name!r}: it needs {exc.name!r}, which is missing"
@@ -76,7 +81,9 @@ def load_attr(reference: str, *, like: str = "examples.todo:AppAgent") -> Any:
         try:
             value = getattr(value, part)
         except AttributeError:
-            raise TargetError(f"module {module_name!r} has no attribute {attr!r}") from None
+            close = closest(part, (n for n in dir(value) if not n.startswith("_")))
+            hint = "" if close is None else f"; did you mean {close!r}?"
+            raise TargetError(f"module {module_name!r} has no attribute {attr!r}{hint}") from None
     return value
 
 

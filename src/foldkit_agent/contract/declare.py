@@ -23,7 +23,7 @@ from ..errors import AgentContractError
 from .approval import Confirm
 from .completion import Completion, CompletionContract, StateCompletion
 from .decode import InputDecoder
-from .names import NAME_PATTERN, default_name, is_valid_name
+from .names import NAME_PATTERN, default_name, is_valid_name, suggested_name
 from .presentation import PLAIN, Hints, Presentation
 from .schema import JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
 from .variant import ActionVariant, Variant
@@ -171,34 +171,37 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         raise AgentContractError(f"{tag!r} needs a non-empty description", capability=tag)
     name = v.name if v.name is not None else default_name(tag)
     if not isinstance(name, str) or not is_valid_name(name):  # pyright: ignore[reportUnnecessaryIsInstance]
-        fix = "choose another name=" if v.name is not None else "give it an explicit name="
+        given = "the name= given" if v.name is not None else "the name made from the tag"
         raise AgentContractError(
-            f"{tag!r}: the capability name {name!r} must match {NAME_PATTERN.pattern} "
-            f"(ASCII letters, digits, '_' and '-', at most 128); {fix}",
+            f"{tag!r}: {given}, {name!r}, is not a capability name (ASCII letters, digits, '_' "
+            f"and '-', at most 128, matching {NAME_PATTERN.pattern}); pass "
+            f"agent.variant(name={suggested_name(name)!r}, ...) or another name that matches",
             capability=tag,
         )
+    # from here on the capability has its name: errors say it first, then its Message's tag
+    who = f"{name!r} ({tag})"
     if (v.input is None) != (v.to_message is None):
         missing = "to_message" if v.to_message is None else "input"
         raise AgentContractError(
-            f"{tag!r}: input and to_message go together; {missing} is missing", capability=tag
+            f"{who}: input and to_message go together; {missing} is missing", capability=name
         )
     presentation = v.presentation.checked(tag)
     input_type: type[BaseModel] = v.input if v.input is not None else cls
     if not (isinstance(input_type, type) and issubclass(input_type, BaseModel)):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise AgentContractError(f"{tag!r}: input must be a pydantic model class", capability=tag)
+        raise AgentContractError(f"{who}: input must be a pydantic model class", capability=name)
     try:
         decoder = InputDecoder(input_type)
     except RecursiveSchemaError as exc:
         raise AgentContractError(
-            f"{tag!r}: the input type refers to itself ({exc}), which has no finite schema; "
+            f"{who}: the input type refers to itself ({exc}), which has no finite schema; "
             "give the variant a non-recursive input",
-            capability=tag,
+            capability=name,
         ) from exc
     except UnexpressibleSchemaError as exc:
         raise AgentContractError(
-            f"{tag!r}: the input field {exc.path or '(the whole input)'!r} would not accept "
+            f"{who}: the input field {exc.path or '(the whole input)'!r} would not accept "
             f"what its advertised schema says: {exc.reason}",
-            capability=tag,
+            capability=name,
         ) from exc
     return Capability(
         name=name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["NAME_PATTERN", "default_name", "is_valid_name"]
+__all__ = ["NAME_PATTERN", "default_name", "is_valid_name", "suggested_name"]
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 """The pattern every capability and resource name must match in full."""
@@ -32,6 +32,20 @@ def default_name(tag: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def suggested_name(name: object) -> str:
+    """A capability name close to ``name`` that matches :data:`NAME_PATTERN`: each run of
+    other characters becomes ``_`` (non-ASCII letters too), cut to 128 characters.
+
+    >>> suggested_name("Cart.AddItem")
+    'Cart_AddItem'
+    >>> suggested_name("")
+    'capability'
+    """
+    text = name if isinstance(name, str) else ""
+    made = re.sub(r"[^A-Za-z0-9_-]+", "_", text)[:128]
+    return made if made.strip("_") else "capability"
 
 
 def is_valid_name(name: str) -> bool:

@@ -143,6 +143,8 @@ class CallsInFlight:
         running: the calls in flight, per caller (a :class:`~.callers.Slots`).
         waiting: the calls waiting for a person, per caller.
         parked: the calls waiting across requests, by key (only their owner answers them).
+        started: how many calls :meth:`run` was given (refused ones too), for ``serve``'s
+            closing line.
     """
 
     def __init__(self, limits: CallerLimits = DEFAULT_CALLER_LIMITS) -> None:
@@ -161,6 +163,7 @@ class CallsInFlight:
         # bounded by `waiting` above: its own caps are only a backstop
         self.parked = ParkedApprovals(per_caller=limits.waiting, total=limits.waiting)
         self._signals: dict[asyncio.Future[Outcome], tuple[str, asyncio.Event]] = {}
+        self.started = 0
 
     def __len__(self) -> int:
         """Calls started and not yet answered (parked ones included)."""
@@ -180,6 +183,7 @@ class CallsInFlight:
             asyncio.CancelledError: the waiter was cancelled; the call was aborted through its
                 signal and has answered (and been audited) before this propagates.
         """
+        self.started += 1
         try:
             # the one place the call holds: in flight, then (once it asks a person) waiting
             place = [self.running.take(request.caller)]

@@ -6,18 +6,37 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import httpx
 
 from foldkit_agent.cli.serve import ServeOptions
+from tests.support.hostile import mcp_call_body, mcp_headers
 from tests.support.paths import ROOT
 from tests.support.serving import Lines, serve_process
 
+UNBOUND_APP = """
+from contextlib import asynccontextmanager
 
-def _serve(*args: str) -> subprocess.CompletedProcess[str]:
-    """``foldkit-agent serve ARGS`` with standard input closed (a stdio server ends)."""
+from examples.todo import AppAgent, Model, TodoAgent, TodoMessage, update
+from foldkit_agent import Program
+
+
+@asynccontextmanager
+async def runtime():
+    async with Program(init=Model(), update=update, message=TodoMessage).run() as running:
+        yield TodoAgent.bind(definition=AppAgent, host=running.host)  # no principal=
+"""
+"""A runtime factory whose ``bind`` raises a contract error once ``serve`` opens it."""
+
+
+def _serve(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``foldkit-agent serve ARGS`` in ``cwd`` with standard input closed (a stdio server
+    ends)."""
     return subprocess.run(
         [sys.executable, "-m", "foldkit_agent", "serve", *args],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -25,12 +44,13 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_contract_error_raised_inside_a_runtime_factory_is_one_line() -> None:
+def test_a_contract_error_raised_inside_a_runtime_factory_is_one_line(tmp_path: Path) -> None:
     """bind without principal= inside the factory printed a 70-line traceback."""
-    done = _serve("tests.support.unbound_app:runtime", "--mcp", "stdio")
+    (tmp_path / "unbound_app.py").write_text(UNBOUND_APP)
+    done = _serve("unbound_app:runtime", "--mcp", "stdio", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        "error: tests.support.unbound_app:runtime(): the capability 'delete_todo' has an "
+        "error: unbound_app:runtime(): the capability 'delete_todo' has an "
         "authorize hook, so bind needs principal=: a provider that reads the caller from "
         "invocation.credentials, such as principal=lambda inv: inv.credentials\n"
     )
@@ -61,3 +81,31 @@ def test_a_server_with_tokens_or_over_stdio_without_them_warns_of_nothing() -> N
     ]
     assert [o.warnings() for o in quiet] == [[], [], []]
     assert len(ServeOptions(target="m:a", a2a=True).warnings()) == 1
+
+
+async def test_serve_says_at_exit_how_many_calls_it_served_in_plain_words() -> None:
+    """The exit line was 'MCP answered 18 tools/call inline (0 more through the SDK's JSON
+    path) and 3 tools/list from kept bytes'."""
+    said = Lines()
+    async with serve_process("examples.todo:runtime", "--mcp", "http", stderr=said) as origin:
+        async with httpx.AsyncClient(timeout=10) as hc:
+            for _ in range(2):  # an unknown capability: refused, and still a call served
+                answer = await hc.post(
+                    f"{origin}/mcp",
+                    headers=mcp_headers("no_such"),
+                    content=mcp_call_body('"no_such"', "{}"),
+                )
+                assert answer.status_code == 200
+    assert "stopped after serving 2 calls" in said
+
+
+def test_a_misspelt_attribute_or_module_is_answered_with_the_closest_name() -> None:
+    """'module 'kanban' has no attribute 'runtme'' said nothing of 'runtime'."""
+    attr = _serve("examples.todo:runtme", "--mcp", "stdio")
+    assert (attr.returncode, attr.stderr) == (
+        2,
+        "error: module 'examples.todo' has no attribute 'runtme'; did you mean 'runtime'?\n",
+    )
+    module = _serve("exampels.todo:runtime", "--mcp", "stdio")
+    assert module.returncode == 2
+    assert module.stderr.endswith("; did you mean 'examples'?\n")

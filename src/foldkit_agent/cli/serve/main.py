@@ -20,6 +20,7 @@ import anyio
 import typer
 
 from ...audit.forward import AuditSink, AuditSinkError
+from ...edge.calls import CallsInFlight
 from ...edge.startup import frozen_lifespan
 from ...errors import MissingExtra
 from ...runtime.bound import AgentRuntime
@@ -186,7 +187,8 @@ async def serve_http(
     origin = f"http://{public if ':' not in public else f'[{public}]'}:{sock.getsockname()[1]}"
     # the card of /alice/.well-known/agent-card.json names /alice/a2a/... URLs
     card_base = (options.base_url or origin).rstrip("/") + ("" if prefix == "/" else prefix)
-    parts = http_parts(options, base_url=card_base, task_store=task_store)
+    calls = CallsInFlight(options.caller_limits)
+    parts = http_parts(options, base_url=card_base, task_store=task_store, calls=calls)
     apps = [part(served) for part in parts]
     tokens = options.tokens
     gate = None if prefix == "/" or not tokens else foreign_token_gate(token_table(tokens))
@@ -211,6 +213,9 @@ async def serve_http(
         limits=options.connection_limits,
         http=options.parser,
     )
+    # every adapter's calls, refused ones too, in words (the MCP fast paths' counts below
+    # are for us, in the debug log)
+    _say(f"stopped after serving {_count(calls.started, 'call')}")
     for part in apps:
         inline = getattr(part.state, "mcp_inline", None)
         if inline is not None:  # which of MCP's own paths answered: for us, not an operator
@@ -222,6 +227,10 @@ async def serve_http(
                 inline.listed,
             )
     return cut_by
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 def _say(line: str) -> None:

@@ -88,7 +88,13 @@ def combine(
     return Starlette(routes=[Mount(prefix, app=dispatch)], lifespan=lifespan)
 
 
-def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) -> list[HttpPart]:
+def http_parts(
+    options: ServeOptions,
+    *,
+    base_url: str,
+    task_store: Any = None,
+    calls: CallsInFlight | None = None,
+) -> list[HttpPart]:
     """The HTTP adapters ``options`` ask for, in mounting order.
 
     A2A comes last: its HTTP+JSON binding also answers ``/{tenant}/...`` paths, which would
@@ -111,11 +117,13 @@ def http_parts(options: ServeOptions, *, base_url: str, task_store: Any = None) 
         task_store: where A2A keeps its tasks (an ``a2a.server.tasks.TaskStore``, such as
             :class:`~foldkit_agent.adapters.a2a.SqlTaskStore`); by default a
             ``BoundedTaskStore`` in memory within the caps (``a2a_app``'s own default).
+        calls: the calls in flight every adapter shares (by default a new one within
+            ``options``' caps).
     """
     parts: list[HttpPart] = []
     shared = http_options(options)
     name, version = options.server_name, __version__
-    calls = CallsInFlight(shared.caps)
+    calls = CallsInFlight(shared.caps) if calls is None else calls
     if options.mcp == "http":
         from ...adapters.mcp import http_app
 
