@@ -107,7 +107,8 @@ format: $(STAMP)
 
 check: lint test
 
-bench: $(STAMP) wrk
+# Scenario 17 (bench/workers.py) runs the deploy stack: nginx in front of workers on PostgreSQL.
+bench: $(STAMP) wrk nginx postgres
 	$(PY) -m bench $(BENCH_ARGS)
 
 soak: $(STAMP)

@@ -31,6 +31,25 @@ except ModuleNotFoundError as missing:  # outside the project's .venv: one line,
 DEFAULT_TENANTS = ("acme", "globex", "initech")
 
 
+def uri(dsn: str) -> str:
+    """``dsn`` (libpq ``key=value`` words) as one ``postgresql://`` URI, which ``psql`` and
+    every libpq client take as a single argument (a socket folder goes in ``?host=``).
+
+    Example:
+        >>> uri("host=/tmp/pg port=5432 user=postgres dbname=t_1")
+        'postgresql://postgres@/t_1?host=%2Ftmp%2Fpg&port=5432'
+    """
+    from urllib.parse import quote, urlencode
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    parts = {k: str(v) for k, v in conninfo_to_dict(dsn).items()}
+    user = quote(parts.pop("user", ""), safe="")
+    dbname = quote(parts.pop("dbname", ""), safe="")
+    query = urlencode(parts, quote_via=quote, safe="")
+    return f"postgresql://{user}{'@' if user else ''}/{dbname}" + (f"?{query}" if query else "")
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -52,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stack(tenants, workers=args.workers, port=args.port) as running:
             ring = [w.address for w in running.workers]
-            print(f"PostgreSQL (todos, audit and A2A tasks): {running.dsn}")
+            print(f"PostgreSQL (todos, audit and A2A tasks): psql '{uri(running.dsn)}'")
             for worker in running.workers:
                 held = [t for t in tenants if owner(t, ring) == worker.address]
                 pid = worker.process.proc.pid if worker.process is not None else "-"

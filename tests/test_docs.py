@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -440,6 +441,13 @@ def deploy_tryout(run: Run, cmd: Command, argv: list[str]) -> None:
         assert card.status_code == 200, card.text
         jsonrpc = card.json()["supportedInterfaces"][0]["url"]
         assert jsonrpc == url.removesuffix("/mcp") + "/a2a/jsonrpc"  # through nginx
+    # the database line is a psql command: as printed, it reaches the stack's database
+    psql = re.search(r"^PostgreSQL \(todos, audit and A2A tasks\): (psql '(\S+)')$", printed, re.M)
+    assert psql is not None, printed
+    query = f"{psql.group(1)} -Atc 'SELECT current_database()'"
+    read = subprocess.run(query, shell=True, capture_output=True, text=True, timeout=60)
+    database = urllib.parse.urlsplit(psql.group(2)).path.lstrip("/")
+    assert (read.returncode, read.stdout) == (0, f"{database}\n"), read.stderr
     first = re.search(r"^worker 0: (\S+) \(pid (\d+)\), tenants (.*)$", printed, re.M)
     assert first is not None, printed
     os.kill(int(first.group(2)), signal.SIGKILL)
@@ -454,11 +462,11 @@ def deploy_tryout(run: Run, cmd: Command, argv: list[str]) -> None:
     assert server.proc.wait(TIMEOUT) == 0, server.output()
     assert server.next_match(r"^stopped: ") is not None, server.output()
     files = re.search(r"files in (\S+)\)", printed)
-    socket_dir = re.search(r"host=(\S+)", printed)
+    socket_dir = re.search(r"\?host=([^&']+)", printed)
     assert files is not None, printed
     assert socket_dir is not None, printed
     assert not Path(files.group(1)).exists()
-    assert not Path(socket_dir.group(1)).exists()
+    assert not Path(urllib.parse.unquote(socket_dir.group(1))).exists()
 
 
 def python_file(run: Run, cmd: Command, argv: list[str]) -> None:

@@ -106,6 +106,13 @@ def test_make_bench_and_the_suites_install_wrk_first() -> None:
         assert "installing Debian's wrk" in planned.stdout, target
 
 
+def test_make_bench_installs_nginx_and_postgresql_as_the_suites_do() -> None:
+    """On a fresh machine make bench stopped at 'nginx is not installed: run make nginx'."""
+    planned = _make("-n", "bench").stdout
+    assert "installing Debian's nginx" in planned
+    assert "installing Debian's postgresql" in planned
+
+
 IN_PROCESS_EXTRAS = {
     "pydantic-ai": "pydantic-ai-slim",
     "openai-agents": "openai-agents",
