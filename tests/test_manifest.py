@@ -221,6 +221,4 @@ def test_the_committed_todo_files_are_current() -> None:
     assert (ROOT / "examples/todo/agent.json").read_text(encoding="utf-8") == manifest_json(
         AppAgent
     )
-    assert (ROOT / "examples/todo/AGENT.md").read_text(encoding="utf-8") == to_markdown(
-        AppAgent, source="examples.todo:AppAgent"
-    )
+    assert (ROOT / "examples/todo/AGENT.md").read_text(encoding="utf-8") == to_markdown(AppAgent)

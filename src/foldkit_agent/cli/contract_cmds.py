@@ -73,7 +73,8 @@ def manifest(target: TargetArg, output: OutputOpt = None) -> None:
 @app.command(cls=Command)
 def docs(target: TargetArg, output: OutputOpt = None) -> None:
     """Print the contract's Markdown documentation (AGENT.md)."""
-    text = _generate(target, lambda d: to_markdown(d, source=target))
+    # the same bytes as agent.to_markdown(definition): one reproducible AGENT.md
+    text = _generate(target, to_markdown)
     _emit(text, output, f"{text.count(chr(10))} lines")
 
 
@@ -102,7 +103,7 @@ def check(
     definition = definition_or_fail(target)
     pairs: list[tuple[Path, str, str]] = [(committed, manifest_json(definition), "manifest")]
     if docs_file is not None:
-        pairs.append((docs_file, to_markdown(definition, source=target), "docs"))
+        pairs.append((docs_file, to_markdown(definition), "docs"))
     drifted = 0
     for path, fresh, command in pairs:
         old = _read(path)

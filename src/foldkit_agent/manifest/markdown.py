@@ -31,7 +31,8 @@ def to_markdown(
             the last part of ``source``'s module (``examples.todo:AppAgent`` gives ``todo``),
             or plain ``Agent contract`` without a ``source``.
         source: the ``MODULE:ATTR`` the contract is declared at; named in the title and in
-            the regeneration note (``foldkit-agent docs`` passes it).
+            the regeneration note. ``foldkit-agent docs X`` passes none, so what it writes is
+            byte for byte ``agent.to_markdown(X)``: one output, however it is made.
 
     Raises:
         TypeError: ``definition`` is not from ``agent.make``.
