@@ -27,7 +27,7 @@ from tests.support.paths import ROOT
 
 def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
     m = to_manifest(AppAgent)
-    assert m["manifest_version"] == 3
+    assert m["manifest_version"] == 4
     names = [c["name"] for c in m["capabilities"]]
     assert names == [c.name for c in AppAgent.capabilities]  # declaration order
     create = m["capabilities"][0]
@@ -41,6 +41,7 @@ def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
         "model_dependent",
         "has_authorize",
         "approval",
+        "approval_request",
         "completion",
         "size",
         "schema_size",

@@ -99,6 +99,13 @@ def _delete_selected(_: NoInput, ctx: Any) -> RequestedDeleteTodo:
     return RequestedDeleteTodo(id=model.selected_todo_id)
 
 
+def _describe_delete(request: Any) -> str:
+    """The sentence the person approving a delete reads: which todo, by its title."""
+    model: Model = request.model
+    todo = next((t for t in model.todos if t.id == model.selected_todo_id), None)
+    return f'Delete the todo "{todo.title}"' if todo is not None else "Delete the selected todo"
+
+
 def _may_delete(request: Any) -> bool | agent.Deny:
     user: User | None = request.principal
     if user is None:
@@ -199,6 +206,7 @@ AppAgent = TodoAgent.make(
                 to_message=_delete_selected,
                 authorize=_may_delete,
                 confirm=True,
+                describe=_describe_delete,
             ),
         },
     ),

@@ -127,6 +127,32 @@ def test_a_database_from_before_approval_gains_the_columns_and_keeps_its_rows(
     ]
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
     finally:
         conn.close()
+
+
+def test_what_the_person_was_asked_and_how_often_goes_through_every_sink(tmp_path: Path) -> None:
+    """F31: the audit says a call was re-asked (two asks) or stale."""
+    sinks = (SqliteAuditSink(tmp_path / "a.db"), JsonlAuditSink(tmp_path / "a.jsonl"))
+    for sink in sinks:
+        audit = AuditLog(sink=sink)
+        audit.record(
+            invocation_id="i3",
+            transport="mcp",
+            capability="archive_done",
+            tag="RequestedArchive",
+            principal=None,
+            decision="refused",
+            outcome="AgentApprovalError",
+            approval="stale",
+            approval_text="Archive 3 done cards\u202e",
+            approval_asks=2,
+        )
+        audit.close()
+        (entry,) = sink.query() if isinstance(sink, SqliteAuditSink) else sink.read()
+        assert (entry.approval, entry.approval_text, entry.approval_asks) == (
+            "stale",
+            "Archive 3 done cards\u202e",
+            2,
+        )

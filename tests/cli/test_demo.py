@@ -76,7 +76,8 @@ def test_the_demo_shows_one_delete_declined_and_one_approved_each_with_its_previ
     for start in asked:  # the request as the person reads it, preview included
         shown = " ".join(lines[start + 1 : start + 8])
         assert 'Approve "Delete selected todo" (delete_todo)?' in shown
-        assert 'Message: {"_tag": "RequestedDeleteTodo", "id": "todo-1"}' in shown
+        assert 'Delete the todo "Read the guide"' in shown  # describe=, never the _tag form
+        assert "_tag" not in shown
         assert 'Change: removes todos.0 (was {"id": "todo-1", "title": "Read the guide",' in shown
         assert 'changes selected_todo_id from "todo-1" to null' in shown
     answers = [line for line in lines if line.startswith("she answers: ")]

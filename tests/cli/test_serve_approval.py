@@ -82,7 +82,8 @@ async def test_mcp_an_approved_elicitation_deletes_what_it_previewed(mode: str) 
             assert await titles(alice) == ["Eggs"]
     (shown,) = person.asked
     assert shown.splitlines()[0] == 'Approve "Delete selected todo" (delete_todo)?'
-    assert 'Message: {"_tag": "RequestedDeleteTodo", "id": "todo-1"}' in shown
+    assert shown.splitlines()[1] == 'Delete the todo "Milk"'  # its describe= sentence
+    assert "_tag" not in shown
     change = next(line for line in shown.splitlines() if line.startswith("Change: "))
     assert "removes todos.0" in change
     assert '"title": "Milk"' in change

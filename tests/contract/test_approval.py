@@ -120,23 +120,119 @@ def test_an_approval_request_renders_as_json_and_as_text_for_a_person() -> None:
         message=RemovedItem(title="milk"),
         preview=[{"op": "remove", "path": "/items/0"}],
         summary='removes items.0 (was "milk")',
+        fields=(("Title", "milk"),),
     )
-    assert request.to_json() == {
+    data = request.to_json()
+    assert data == {
         "capability": "remove_item",
         "title": "Remove item",
         "description": "Remove an item from the shelf",
+        "sentence": None,
+        "fields": [{"label": "Title", "value": "milk"}],
         "input": {"title": "milk"},
         "message": {"_tag": "RemovedItem", "title": "milk"},
         "preview": [{"op": "remove", "path": "/items/0"}],
         "summary": 'removes items.0 (was "milk")',
+        "effects": [],
+        "asks": 1,
+        "text": request.text(),
     }
     assert request.text().splitlines() == [
         'Approve "Remove item" (remove_item)?',
         "Remove an item from the shelf",
-        'Message: {"_tag": "RemovedItem", "title": "milk"}',
+        "  Title: milk",
         'Change: removes items.0 (was "milk")',
         "Nothing is sent unless you approve.",
     ]
+    assert request.shown() == "Remove item (Title: milk)"
+
+
+def test_a_request_never_shows_the_messages_tag_form_or_an_id_the_agent_did_not_send() -> None:
+    """F32: the prompt showed {"_tag": "RequestedArchiveDone", "request_id": "8c5b…"}."""
+    request = ApprovalRequest(
+        capability="remove_item",
+        title="Remove item",
+        description="Remove an item",
+        input={},
+        message=RemovedItem(title="internal-8c5b-9"),
+        preview=[],
+        summary="no change to what the agent sees",
+    )
+    assert "_tag" not in request.text()
+    assert "internal-8c5b-9" not in request.text()
+    assert request.shown() == "Remove item"
+
+
+def test_a_sentence_from_describe_replaces_the_fields_and_the_effects_follow_the_change() -> None:
+    request = ApprovalRequest(
+        capability="archive_done",
+        title="Archive done cards",
+        description="Archive every done card",
+        input={},
+        message=RemovedItem(title="x"),
+        preview=[{"op": "remove", "path": "/cards/0"}],
+        summary="removes cards.0",
+        sentence="Archive 3 done cards",
+        fields=(("Board", "main"),),
+        effects=("saves to the server",),
+        asks=2,
+    )
+    assert request.text().splitlines() == [
+        'Approve "Archive done cards" (archive_done)?',
+        "The application changed while you decided; this is the new preview.",
+        "Archive 3 done cards",
+        "Change: removes cards.0",
+        "Then: saves to the server",
+        "Nothing is sent unless you approve.",
+    ]
+    assert request.shown() == "Archive 3 done cards"
+
+
+@pytest.mark.parametrize(
+    ("hidden", "shown"),
+    [
+        ("\u202e", "⟨U+202E⟩"),
+        ("\u2028", "⟨U+2028⟩"),
+        ("\u2029", "⟨U+2029⟩"),
+        ("\x85", "⟨U+0085⟩"),
+        ("\n", "⟨U+000A⟩"),
+        ("\u200b", "⟨U+200B⟩"),
+        ("\u2066", "⟨U+2066⟩"),
+    ],
+)
+def test_control_bidi_and_line_separators_from_an_agent_are_visible_in_every_rendering(
+    hidden: str, shown: str
+) -> None:
+    """F36: a title with U+202E read "…present" for "…\u202etneserp"."""
+    text = f"cheap{hidden}tneserp"
+    request = ApprovalRequest(
+        capability="remove_item",
+        title=text,
+        description="Remove an item",
+        input={"title": text},
+        message=RemovedItem(title=text),
+        preview=[{"op": "add", "path": "/items/0", "value": text}],
+        summary=f"adds items.0 = {text}",
+        sentence=text,
+        fields=(("Title", text),),
+        effects=(text,),
+    )
+    rendered = request.text()
+    assert all(hidden not in line for line in rendered.split("\n"))
+    assert f"cheap{shown}tneserp" in rendered
+    assert len(rendered.splitlines()) == 5  # head, sentence, change, then, the last line
+    data = request.to_json()
+    for key in ("title", "sentence", "summary"):
+        assert hidden not in data[key], key
+    assert data["fields"] == [{"label": "Title", "value": f"cheap{shown}tneserp"}]
+    assert data["effects"] == [f"cheap{shown}tneserp"]
+    assert hidden not in request.shown()
+
+
+def test_markup_is_kept_as_the_characters_it_is() -> None:
+    from foldkit_agent.contract.visible import visible
+
+    assert visible("<b>bold</b> & é 中文 🙂") == "<b>bold</b> & é 中文 🙂"
 
 
 def test_a_request_without_a_preview_says_there_is_none() -> None:
@@ -150,4 +246,31 @@ def test_a_request_without_a_preview_says_there_is_none() -> None:
     )
     lines = request.text().splitlines()
     assert lines[0] == "Approve remove_item?"
-    assert lines[3] == "Preview: not available (the application cannot simulate this change)."
+    assert lines[2] == "Preview: not available (the application cannot simulate this change)."
+
+
+def test_describe_and_preview_are_checked_at_expose() -> None:
+    with pytest.raises(AgentContractError, match="describe= takes a function") as info:
+        agent.expose(
+            CounterMsg,
+            {Reset: agent.variant(description="r", confirm=True, describe="Reset")},  # type: ignore[arg-type]
+        )
+    assert info.value.capability == "Reset"
+    with pytest.raises(AgentContractError, match="add confirm=True"):
+        agent.expose(
+            CounterMsg, {Reset: agent.variant(description="r", describe=lambda r: "Reset")}
+        )
+    with pytest.raises(AgentContractError, match="preview= is shown to a person"):
+        agent.expose(CounterMsg, {Reset: agent.variant(description="r", preview=lambda r: [])})
+
+
+def test_the_manifest_says_whether_describe_and_preview_are_declared() -> None:
+    act = surface.action(name="take", description="Take an item", message=RemovedItem)
+    d = agent.make(
+        messages=agent.expose(
+            Msg,
+            {RemovedItem: agent.action(act, confirm=True, describe=lambda r: "Take it")},
+        )
+    )
+    (cap,) = agent.to_manifest(d)["capabilities"]
+    assert cap["approval_request"] == {"describe": True, "preview": False}

@@ -174,6 +174,8 @@ async def test_a_calls_one_audit_entry_names_its_invocation_capability_and_decis
         "input": {"by": 1},
         "approval": None,  # no confirm: nobody was asked
         "approved_by": None,
+        "approval_text": None,
+        "approval_asks": None,
     }
 
 

@@ -25,7 +25,7 @@ __all__ = [
 
 Decision = Literal["dispatched", "refused", "unknown"]
 DECISIONS: frozenset[str] = frozenset({"dispatched", "refused", "unknown"})
-APPROVALS: frozenset[str] = frozenset({"approved", "declined", "timeout", "unavailable"})
+APPROVALS: frozenset[str] = frozenset({"approved", "declined", "timeout", "unavailable", "stale"})
 """The values of :attr:`AuditEntry.approval` besides ``None`` (nobody was asked)."""
 
 
@@ -47,7 +47,15 @@ class AuditEntry:
             ``"declined"``, ``"timeout"`` or ``"unavailable"`` (no person could be asked);
             ``None`` when nobody was asked (no ``confirm``, its predicate said no, or the call
             ended before the question, or was cancelled while it was open).
+            ``"stale"``: the Model changed while the person decided, again after they were
+            asked once more, so nothing was sent.
         approved_by: who approved (``Approval.by``), only when ``approval == "approved"``.
+        approval_text: what the person was asked, in one line (the variant's ``describe=``
+            sentence, else the title and the input fields; ``ApprovalRequest.shown``), as
+            visible text; ``None`` when nobody was asked.
+        approval_asks: how many times the person was asked: ``1``, or ``2`` when they were
+            asked again because the Model changed while they decided (re-asked) or they
+            edited the input; ``None`` when nobody was asked.
     """
 
     at: datetime
@@ -61,6 +69,8 @@ class AuditEntry:
     input: Any = None
     approval: str | None = None
     approved_by: str | None = None
+    approval_text: str | None = None
+    approval_asks: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON data (``at`` as an ISO 8601 string with microseconds).

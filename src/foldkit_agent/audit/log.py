@@ -58,6 +58,9 @@ _ENTRY_BYTES = 256
 
 _live_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 
+_APPROVAL_TEXT_MAX = 300
+"""The longest ``approval_text`` kept, in characters (the sentence, cut)."""
+
 
 @atexit.register
 def _close_live_logs() -> None:  # pragma: no cover - runs at interpreter exit
@@ -225,6 +228,8 @@ class AuditLog(SinkForwarding):
         input: Any = None,
         approval: str | None = None,
         approved_by: str | None = None,
+        approval_text: str | None = None,
+        approval_asks: int | None = None,
     ) -> AuditTicket | None:
         """Record one decision; what the runtime calls, once per invocation.
 
@@ -278,6 +283,8 @@ class AuditLog(SinkForwarding):
             kept_input,
             approval,
             None if approved_by is None else text(str(approved_by)[:200]),
+            None if approval_text is None else text(approval_text[:_APPROVAL_TEXT_MAX]),
+            approval_asks,
         )
         kept: Row | AuditEntry = row
         if self._followers or self._sink is not None:

@@ -31,13 +31,17 @@ _SCHEMA = (
         decision      TEXT NOT NULL,  -- dispatched | refused | unknown
         outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
         input         JSONB,
-        approval      TEXT,           -- approved | declined | timeout | unavailable, or NULL
-        approved_by   TEXT            -- who approved, or NULL
+        approval      TEXT,           -- approved | declined | timeout | unavailable | stale
+        approved_by   TEXT,           -- who approved, or NULL
+        approval_text TEXT,           -- what the person was asked, or NULL
+        approval_asks INTEGER         -- how many times they were asked, or NULL
     )
     """,
     # a table made before the approval columns existed gains them
     "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval TEXT",
     "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approved_by TEXT",
+    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval_text TEXT",
+    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval_asks INTEGER",
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
 )

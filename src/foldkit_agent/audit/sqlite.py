@@ -29,14 +29,16 @@ _SCHEMA = (
         decision      TEXT NOT NULL,  -- dispatched | refused | unknown
         outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
         input         TEXT,           -- JSON, or NULL
-        approval      TEXT,           -- approved | declined | timeout | unavailable, or NULL
-        approved_by   TEXT            -- who approved, or NULL
+        approval      TEXT,           -- approved | declined | timeout | unavailable | stale
+        approved_by   TEXT,           -- who approved, or NULL
+        approval_text TEXT,           -- what the person was asked, or NULL
+        approval_asks INTEGER         -- how many times they were asked, or NULL
     )
     """,
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
 )
-_SCHEMA_VERSION = 2  # 2: the approval columns
+_SCHEMA_VERSION = 3  # 2: the approval columns; 3: what the person was asked, and how often
 _INSERT = (
     f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
@@ -60,9 +62,9 @@ class SqliteAuditSink(DatabaseAuditSink):
 
     Table ``audit_entries``: ``id``, ``at`` (UTC ISO 8601 text, fixed width), ``invocation_id``,
     ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
-    ``input`` (JSON), ``approval``, ``approved_by``; indexed on ``at`` and on
-    ``(capability, at)``. A database written before the approval columns existed gains them
-    when a sink opens it (schema version 2; old rows read ``None``).
+    ``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``;
+    indexed on ``at`` and on ``(capability, at)``. A database written before those columns
+    existed gains them when a sink opens it (schema version 3; old rows read ``None``).
 
     Args:
         path: the database file; created (with parent directories) when missing.

@@ -7,9 +7,9 @@ passed; everything else is here, so the two stores hold the same rows and answer
 
 Table ``audit_entries``: ``id`` (ascending in insertion order), ``at`` (UTC), ``invocation_id``,
 ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
-``input`` (JSON), ``approval``, ``approved_by``; indexed on ``at`` and on
-``(capability, at)``. A table written before the approval columns existed gains them (NULL in
-its old rows) when a sink connects.
+``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``;
+indexed on ``at`` and on ``(capability, at)``. A table written before the approval columns
+existed gains them (NULL in its old rows) when a sink connects.
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ __all__ = ["ADDED_COLUMNS", "COLUMNS", "DatabaseAuditSink"]
 COLUMNS = FIELDS
 """The stored columns besides ``id``, in row order."""
 
-ADDED_COLUMNS = (("approval", "TEXT"), ("approved_by", "TEXT"))
+ADDED_COLUMNS = (
+    ("approval", "TEXT"),
+    ("approved_by", "TEXT"),
+    ("approval_text", "TEXT"),
+    ("approval_asks", "INTEGER"),
+)
 """Columns added after the first schema, in order; a sink adds them to an older table."""
 
 
@@ -44,8 +49,8 @@ def _as_is(value: Any) -> Any:
 
 _JSON = frozenset({"principal", "input"})
 """The columns stored as JSON (any value the entry holds); the others are text."""
-_CHECKED = frozenset({"decision", "approval"})
-"""Text columns from a closed set of values (never from the wire), stored as they are."""
+_CHECKED = frozenset({"decision", "approval", "approval_asks"})
+"""Columns from a closed set of values (never from the wire), stored as they are."""
 _STORED: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
     (
         name,

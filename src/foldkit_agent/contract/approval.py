@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..app.message import Message
 from ..errors import AgentContractError
+from .visible import visible
 
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
@@ -71,12 +72,28 @@ class ApprovalRequest:
         description: the capability's description.
         input: the call's input as JSON data (what the agent sent, as decoded).
         message: the Message that will be dispatched if, and only if, this is approved.
+            Machine data: no view shows it (its ``_tag`` form and any id ``to_message``
+            added mean nothing to a person); views show ``sentence`` or ``fields``.
         preview: the change this Message makes to the context projection, as a JSON Patch
-            (RFC 6902: ``[{"op": "remove", "path": "/todos/0"}, ...]``), computed with
-            ``host.simulate``; ``None`` when the host cannot simulate or the contract has no
-            context. ``[]`` means the agent would see no change.
+            (RFC 6902: ``[{"op": "remove", "path": "/todos/0"}, ...]``), computed by running
+            ``update`` on the snapshot (:mod:`foldkit_agent.runtime.preview`); ``None`` when
+            the host cannot simulate or the contract has no context. ``[]`` means the agent
+            would see no change.
         summary: the preview in a few words for a person (``"removes todos.0 (was {...})"``),
             or ``None`` without a preview.
+        sentence: what the call does in one sentence, from the variant's ``describe=``
+            (``"Archive 3 done cards"``), or ``None`` when it declares none.
+        fields: the input as labelled fields ``((label, value), ...)`` (``("Title", "Milk")``),
+            shown when there is no ``sentence``.
+        effects: what the Message's commands do beyond the Model, as their declared
+            descriptions (``("saves to the server",)``); shown as "then: ...".
+        asks: 1 the first time; 2 when the person is asked again because the Model changed
+            while they decided (the preview they saw no longer holds).
+
+    Every string a view shows (:meth:`text`, and ``title``, ``sentence``, ``fields``,
+    ``summary``, ``effects`` of :meth:`to_json`) went through
+    :func:`~foldkit_agent.contract.visible.visible`: control, bidi and line-separator
+    characters are written as ``⟨U+202E⟩``-style escapes.
 
     Example:
         >>> request.text()
@@ -90,58 +107,105 @@ class ApprovalRequest:
     message: Message
     preview: list[dict[str, Any]] | None
     summary: str | None = None
+    sentence: str | None = None
+    fields: tuple[tuple[str, str], ...] = ()
+    effects: tuple[str, ...] = ()
+    asks: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The request as JSON data, for a transport to show or send.
 
-        Keys: ``capability``, ``title``, ``description``, ``input``, ``message`` (the
-        Message's ``{"_tag", ...}`` form), ``preview``, ``summary``.
+        Keys: ``capability``, ``title``, ``description``, ``sentence``, ``fields``
+        (``[{"label", "value"}, ...]``), ``input``, ``message`` (the Message's
+        ``{"_tag", ...}`` form, for machines), ``preview``, ``summary``, ``effects``,
+        ``asks``, ``text`` (:meth:`text`). The strings meant to be shown are already
+        :func:`~foldkit_agent.contract.visible.visible`; ``input``, ``message`` and
+        ``preview`` are data as they are.
         """
         return {
             "capability": self.capability,
-            "title": self.title,
-            "description": self.description,
+            "title": visible(self.title),
+            "description": visible(self.description),
+            "sentence": None if self.sentence is None else visible(self.sentence),
+            "fields": [{"label": visible(k), "value": visible(v)} for k, v in self.fields],
             "input": self.input,
             "message": self.message.encode(),
             "preview": self.preview,
-            "summary": self.summary,
+            "summary": None if self.summary is None else visible(self.summary),
+            "effects": [visible(e) for e in self.effects],
+            "asks": self.asks,
+            "text": self.text(),
         }
+
+    def shown(self) -> str:
+        """What the person is asked, in one line: the ``sentence``, else the title and the
+        fields (``'Create todo (Title: Milk)'``); the audit entry's ``approval_text``."""
+        if self.sentence is not None:
+            return visible(self.sentence)
+        if not self.fields:
+            return visible(self.title)
+        listed = "; ".join(f"{k}: {v}" for k, v in self.fields)
+        return visible(f"{self.title} ({listed})")
 
     def text(self) -> str:
         """The request as a few lines of text for a person: what, with what, and the change.
 
-        Every transport that shows text (an MCP elicitation, an A2A message) uses this one
-        rendering.
+        Every transport that shows text (an MCP elicitation, an A2A message, the page) uses
+        this one rendering; no line of it shows the Message's ``_tag`` form or an id the
+        agent did not send.
         """
         head = (
             f'Approve "{self.title}" ({self.capability})?'
             if self.title != self.capability
             else f"Approve {self.capability}?"
         )
-        lines = [head, self.description, f"Message: {short_json(self.message.encode(), 400)}"]
+        lines = [head]
+        if self.asks > 1:
+            lines.append("The application changed while you decided; this is the new preview.")
+        if self.sentence is not None:
+            lines.append(self.sentence)
+        else:
+            if self.description:
+                lines.append(self.description)
+            lines.extend(f"  {label}: {value}" for label, value in self.fields)
         if self.preview is None:
             lines.append("Preview: not available (the application cannot simulate this change).")
         else:
             lines.append(f"Change: {self.summary or 'none'}")
+        lines.extend(f"Then: {effect}" for effect in self.effects)
         lines.append("Nothing is sent unless you approve.")
-        return "\n".join(lines)
+        # one line per entry: an agent's newline or separator is escaped, never a new line
+        return "\n".join(visible(line) for line in lines)
 
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """A person's answer to an :class:`ApprovalRequest`.
+    """A person's answer to an :class:`ApprovalRequest`: approve, decline (with a message the
+    agent receives), or approve with edited input.
 
     Attributes:
         approved: ``True`` sends the Message; ``False`` refuses the call (``"declined"``).
         by: who answered, as the transport knows them (a user id, ``"mcp:client-name"``);
             recorded as the audit entry's ``approved_by``. ``None`` when unknown.
+        message: with ``approved=False``, what the person tells the agent; it is quoted in
+            the refusal's text (as visible text), so the agent can act on it. Ignored on an
+            approval.
+        input: with ``approved=True``, the input the person edited, as JSON data (the whole
+            input, not a patch). It is decoded strictly like the agent's, the Message is built
+            from it again, and the person is asked once more with the new preview; only that
+            second approval sends, once. Invalid edited input refuses the call, nothing sent.
+            ``None`` approves the input as the agent sent it.
 
     Example:
         >>> Approval(approved=True, by="alice")
+        >>> Approval(approved=False, message="Archive only the cards older than a week")
+        >>> Approval(approved=True, input={"title": "Buy oat milk"})
     """
 
     approved: bool
     by: str | None = None
+    message: str | None = None
+    input: Any = None
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Approval]]

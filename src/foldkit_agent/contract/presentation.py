@@ -2,7 +2,8 @@
 person approves each call. One value, shared by a variant and the capability it becomes.
 
 Every keyword that sets it (``title``, ``read_only``, ``destructive``, ``idempotent``,
-``open_world``, ``confirm``) is declared once, in :class:`PresentationOptions`; the variant
+``open_world``, ``confirm``, and for a person approving a call ``describe`` and ``preview``)
+is declared once, in :class:`PresentationOptions`; the variant
 and action builders take them as ``**presentation`` and pass them through, so a new one is
 added here and nowhere else.
 """
@@ -33,7 +34,14 @@ class PresentationOptions(TypedDict, Generic[M, P, I], total=False):
     """The presentation keywords of ``agent.variant`` and ``agent.action`` (all optional).
 
     ``M`` and ``P`` are the Model and principal types a builder fixes, ``I`` the variant's
-    input; ``confirm``'s predicate takes the same ``AuthorizationRequest`` as ``authorize``.
+    input; ``confirm``'s predicate, ``describe`` and ``preview`` take the same
+    ``AuthorizationRequest`` as ``authorize``.
+
+    * ``describe(request) -> str``: the sentence a person approving the call reads
+      (``"Archive 3 done cards"``), recorded in the audit entry; needs ``confirm``.
+    * ``preview(request) -> Message | [Message, ...]``: the Messages the call's external
+      effect brings back when it succeeds (the result a command would dispatch), so the
+      approval preview can show the outcome ``update`` makes of them; needs ``confirm``.
     """
 
     title: str | None
@@ -42,6 +50,8 @@ class PresentationOptions(TypedDict, Generic[M, P, I], total=False):
     idempotent: bool
     open_world: bool | None
     confirm: bool | Callable[[AuthorizationRequest[M, P, I]], Any] | None
+    describe: Callable[[AuthorizationRequest[M, P, I]], str] | None
+    preview: Callable[[AuthorizationRequest[M, P, I]], Any] | None
 
 
 @dataclass(frozen=True)
@@ -91,11 +101,17 @@ class Presentation:
         hints: the declared :class:`Hints`.
         confirm: ``True``, a predicate ``(AuthorizationRequest) -> bool`` (or an awaitable),
             or ``None`` (no person is asked); ``False`` is kept as declared until checked.
+        describe: ``(AuthorizationRequest) -> str``, the sentence a person approving reads,
+            or ``None`` (they read the title and the input as labelled fields).
+        preview: ``(AuthorizationRequest) -> Message | Sequence[Message]``, the Messages an
+            external effect brings back, previewed after the call's own; or ``None``.
     """
 
     title: str | None = None
     hints: Hints = Hints()
     confirm: Confirm | None = None
+    describe: Callable[[Any], Any] | None = None
+    preview: Callable[[Any], Any] | None = None
 
     @classmethod
     def of(
@@ -107,6 +123,8 @@ class Presentation:
         idempotent: bool = False,
         open_world: bool | None = None,
         confirm: Confirm | None = None,
+        describe: Callable[[Any], Any] | None = None,
+        preview: Callable[[Any], Any] | None = None,
     ) -> Presentation:
         """The presentation the keywords of :class:`PresentationOptions` declare, unchecked.
 
@@ -114,7 +132,8 @@ class Presentation:
             >>> Presentation.of(title="Delete todo", destructive=True).hints.destructive
             True
         """
-        return cls(title, Hints(read_only, destructive, idempotent, open_world), confirm)
+        hints = Hints(read_only, destructive, idempotent, open_world)
+        return cls(title, hints, confirm, describe, preview)
 
     def checked(self, tag: str) -> Presentation:
         """This presentation with the title trimmed and ``confirm=False`` read as ``None``.
@@ -123,10 +142,31 @@ class Presentation:
             AgentContractError: naming ``tag``, for a title that is not a non-empty string
                 of one line and at most :data:`TITLE_MAX` characters, a hint that is not a
                 bool (or ``None`` where allowed), ``read_only=True`` with
-                ``destructive=True``, or a ``confirm`` that is neither a bool nor a callable.
+                ``destructive=True``, a ``confirm`` that is neither a bool nor a callable, or
+                a ``describe`` / ``preview`` that is not a callable or comes without
+                ``confirm`` (only a person approving reads them).
         """
         _check_hints(tag, self.hints)
-        return Presentation(_title(tag, self.title), self.hints, check_confirm(tag, self.confirm))
+        confirm = check_confirm(tag, self.confirm)
+        for keyword, hook in (("describe", self.describe), ("preview", self.preview)):
+            if hook is None:
+                continue
+            if not callable(hook):
+                raise AgentContractError(
+                    f"{tag!r}: {keyword}= takes a function (AuthorizationRequest) -> "
+                    f"{'str' if keyword == 'describe' else 'Message'}, "
+                    f"not {type(hook).__name__}",
+                    capability=tag,
+                )
+            if confirm is None:
+                raise AgentContractError(
+                    f"{tag!r}: {keyword}= is shown to a person approving the call, and this "
+                    f"capability asks nobody; add confirm=True (or a predicate) or drop "
+                    f"{keyword}=",
+                    capability=tag,
+                )
+        title = _title(tag, self.title)
+        return Presentation(title, self.hints, confirm, self.describe, self.preview)
 
 
 def _title(tag: str, title: Any) -> str | None:

@@ -153,8 +153,14 @@ def _variant(
             or ``(AuthorizationRequest) -> bool`` (or an awaitable) deciding per call; see
             :mod:`~.approval` and DESIGN §11. A transport that cannot ask a person refuses
             such a call (``AgentApprovalError``, reason ``"unavailable"``).
+        describe: with ``confirm``, ``(AuthorizationRequest) -> str``: the sentence the person
+            approving reads (``"Archive 3 done cards"``), also recorded in the audit entry;
+            without it they read the title and the input as labelled fields.
+        preview: with ``confirm``, ``(AuthorizationRequest) -> Message | [Message, ...]``:
+            the Messages the call's external effect (a command that saves to a server)
+            brings back on success, so the approval preview shows their outcome too.
 
-        ``title`` to ``confirm`` are the presentation keywords
+        ``title`` to ``preview`` are the presentation keywords
         (:class:`~.presentation.PresentationOptions`). The four flags are hints for the
         calling agent and the person supervising it, never a permission: ``available`` and
         ``authorize`` decide what runs (DESIGN §10).
@@ -165,8 +171,9 @@ def _variant(
             not the mapping's key, a bad name, ``input`` without
             ``to_message`` or the reverse, a recursive input type, a title that is empty,
             not one line or too long, a flag that is not a bool (or ``None`` where allowed),
-            ``read_only=True`` together with ``destructive=True``, or a ``confirm`` that is
-            neither a bool nor a callable.
+            ``read_only=True`` together with ``destructive=True``, a ``confirm`` that is
+            neither a bool nor a callable, or ``describe``/``preview`` not callable or
+            without ``confirm``.
 
     Example:
         >>> variant(name="select_todo", title="Select todo", description="Select a todo",

@@ -41,10 +41,11 @@ __all__ = [
     "to_manifest",
 ]
 
-MANIFEST_VERSION = 3
+MANIFEST_VERSION = 4
 """Bumped when the manifest's shape changes (2: capabilities carry ``title`` and ``hints``;
 3: each capability's ``schema_size`` and the ``schemas`` total, ``source`` on a state
-completion, and ``approval``)."""
+completion, and ``approval``; 4: ``approval_request``, whether ``describe=`` and ``preview=``
+are declared)."""
 
 TOKEN_ESTIMATOR = (
     "bytes = UTF-8 length of the canonical JSON (sorted keys, no whitespace); "
@@ -128,6 +129,10 @@ def _capability(cap: Capability) -> dict[str, Any]:
         "model_dependent": cap.available is not None,
         "has_authorize": cap.authorize is not None,
         "approval": cap.approval,
+        "approval_request": {
+            "describe": cap.presentation.describe is not None,
+            "preview": cap.presentation.preview is not None,
+        },
         "completion": _completion(cap),
         "size": _size(shown),
         "schema_size": _size(schema),
@@ -143,13 +148,15 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
 
     Shape::
 
-        {"manifest_version": 3,
+        {"manifest_version": 4,
          "capabilities": [{"name", "tag", "title": str | None, "description", "input_schema",
                            "hints": {"read_only": bool, "destructive": bool | None,
                                      "idempotent": bool, "open_world": bool | None},
                            "model_dependent": bool,   # has an available() predicate
                            "has_authorize": bool,     # an authorize() hook checks the caller
                            "approval": "none" | "always" | "conditional",   # confirm=
+                           "approval_request": {"describe": bool,   # describe= declared
+                                                "preview": bool},   # preview= declared
                            "completion": {"kind": "none"}
                                        | {"kind": "message", "success": tag, "failure": tag|None,
                                           "correlated": bool, "timeout_seconds": float}

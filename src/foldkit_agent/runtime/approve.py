@@ -13,8 +13,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from pydantic import BaseModel
+
 from ..app.message import Message
-from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull
+from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, short_json
 from ..contract.calls import AuthorizationRequest
 from ..errors import AgentApprovalError
 from .plan import Plan
@@ -24,7 +26,7 @@ from .race import Abort, Deadline, race
 if TYPE_CHECKING:
     from .pipeline import Call
 
-__all__ = ["WITHDRAW_GRACE", "approve"]
+__all__ = ["SENTENCE_MAX", "WITHDRAW_GRACE", "approve", "fields_of", "request_for"]
 
 _log = logging.getLogger("foldkit_agent.runtime")
 
@@ -55,17 +57,9 @@ async def approve(call: Call, plan: Plan, decoded: Any, message: Message) -> Non
         call.approval = "unavailable"
         raise AgentApprovalError(capability=name, reason="unavailable")
     rt = call.rt
-    cap = plan.cap
-    preview, summary = preview_of(rt.host, rt.definition.context, call.model, message, name)
-    request = ApprovalRequest(
-        capability=name,
-        title=cap.title or name,
-        description=cap.description,
-        input=_input_json(decoded),
-        message=message,
-        preview=preview,
-        summary=summary,
-    )
+    request = request_for(call, plan, decoded, message, 1)
+    call.approval_text = request.shown()
+    call.approval_asks = request.asks
     deadline = asyncio.get_running_loop().time() + rt.approval_timeout
     asking: asyncio.Future[Any] | None = None
     try:
@@ -124,6 +118,84 @@ async def _needs_approval(call: Call, plan: Plan, decoded: Any) -> bool:
         _log.warning("confirm predicate of %r raised; asking a person", plan.name, exc_info=True)
         return True
     return verdict is not False
+
+
+def request_for(
+    call: Call, plan: Plan, decoded: Any, message: Message, asks: int
+) -> ApprovalRequest:
+    """The :class:`ApprovalRequest` for ``message`` on the call's snapshot: the preview, the
+    ``describe=`` sentence (if declared) and the input as labelled fields."""
+    rt = call.rt
+    cap = plan.cap
+    name = plan.name
+    preview, summary = preview_of(rt.host, rt.definition.context, call.model, message, name)
+    return ApprovalRequest(
+        capability=name,
+        title=cap.title or name,
+        description=cap.description,
+        input=_input_json(decoded),
+        message=message,
+        preview=preview,
+        summary=summary,
+        sentence=_sentence(call, plan, decoded),
+        fields=fields_of(decoded),
+        asks=asks,
+    )
+
+
+SENTENCE_MAX = 300
+"""The longest ``describe=`` sentence shown, in characters (cut with ``…``)."""
+
+
+def _sentence(call: Call, plan: Plan, decoded: Any) -> str | None:
+    describe = plan.cap.presentation.describe
+    if describe is None:
+        return None
+    inv = call.invocation
+    request = AuthorizationRequest(
+        call.principal, decoded, call.model, inv.transport, inv, plan.name
+    )
+    try:
+        sentence = describe(request)
+    except Exception:
+        _log.warning("describe= of %r raised; showing its fields", plan.name, exc_info=True)
+        return None
+    if not isinstance(sentence, str) or not sentence.strip():
+        _log.warning("describe= of %r gave no sentence; showing its fields", plan.name)
+        return None
+    text = " ".join(sentence.split())
+    return text if len(text) <= SENTENCE_MAX else text[: SENTENCE_MAX - 1] + "…"
+
+
+_VALUE_MAX = 200
+
+
+def fields_of(decoded: Any) -> tuple[tuple[str, str], ...]:
+    """The decoded input as ``((label, value), ...)``: each field's ``title`` (else its name
+    in words, ``due_date`` -> ``Due date``) and its value as text (a string as it is, anything
+    else as compact JSON, cut to 200 characters).
+
+    Example:
+        >>> fields_of(RequestedCreateTodo(title="Milk"))
+        (('Title', 'Milk'),)
+    """
+    if not isinstance(decoded, BaseModel):
+        return ()
+    try:
+        data: dict[str, Any] = decoded.model_dump(mode="json")
+    except Exception:
+        return ()
+    shown: list[tuple[str, str]] = []
+    for key, info in type(decoded).model_fields.items():
+        if key not in data:
+            continue
+        label = info.title or key.replace("_", " ").strip().capitalize() or key
+        value = data[key]
+        text = value if isinstance(value, str) else short_json(value, _VALUE_MAX)
+        if len(text) > _VALUE_MAX:
+            text = text[: _VALUE_MAX - 1] + "…"
+        shown.append((label, text))
+    return tuple(shown)
 
 
 def _input_json(decoded: Any) -> Any:

@@ -101,6 +101,8 @@ class Call:
         approval: what the confirm step decided, for the audit entry: ``None`` (nobody was
             asked), ``"approved"``, ``"declined"``, ``"timeout"`` or ``"unavailable"``.
         approved_by: who approved (``Approval.by``), when approved.
+        approval_text: what the person was asked, in one line (``ApprovalRequest.shown``).
+        approval_asks: how many times they were asked (``None`` when never).
         decision: the audit decision, once the call ended (unset before): ``"dispatched"``,
             ``"refused"`` or ``"unknown"``.
         outcome: the audit outcome, once the call ended (unset before): ``"ok"``,
@@ -109,6 +111,8 @@ class Call:
 
     __slots__ = (
         "approval",
+        "approval_asks",
+        "approval_text",
         "approved_by",
         "audit",
         "decision",
@@ -147,6 +151,8 @@ class Call:
         self.host_called = False
         self.approval: str | None = None
         self.approved_by: str | None = None
+        self.approval_text: str | None = None
+        self.approval_asks: int | None = None
         # model is set by the available step, before anything reads it; decision and outcome
         # when the call ends.
 
@@ -222,6 +228,8 @@ class Call:
                         self.payload,
                         self.approval,
                         self.approved_by,
+                        self.approval_text,
+                        self.approval_asks,
                     )
                     # Answered means audited: with a durable sink the answer waits for the
                     # commit (bounded by the log's commit_timeout). A cancelled caller gets

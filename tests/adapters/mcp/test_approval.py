@@ -60,7 +60,7 @@ async def test_an_approved_elicitation_dispatches_the_message_it_showed(mode: st
         assert asked.message.splitlines() == [
             "Approve remove_item?",
             "Remove an item from the shelf",
-            'Message: {"_tag": "RemovedItem", "title": "milk"}',
+            "  Title: milk",
             'Change: removes items.0 (was "milk")',
             "Nothing is sent unless you approve.",
         ]
