@@ -95,12 +95,13 @@ def shape_hint(reference: str) -> str:
     module = reference.partition(":")[0] or "my_app"
     return (
         "\n\nA runtime factory runs the application and binds its contract:\n\n"
-        "    from contextlib import AsyncExitStack, asynccontextmanager\n"
+        "    from contextlib import asynccontextmanager\n"
         "    from foldkit_agent import Program, agent\n\n"
         "    @asynccontextmanager\n"
         "    async def runtime():\n"
         "        async with Program(init=Model(), update=update).run() as running:\n"
         "            yield TodoAgent.bind(definition=AppAgent, host=running.host,\n"
-        "                                 audit=agent.audit_log(), principal=principal)\n\n"
+        "                                 audit=agent.audit_log(principal=str),\n"
+        "                                 principal=principal)\n\n"
         f"then: foldkit-agent serve {module}:runtime --mcp stdio (docs/serving.md has more)"
     )
