@@ -25,6 +25,7 @@ from .completion import Completion, CompletionContract, StateCompletion
 from .decode import InputDecoder
 from .names import NAME_PATTERN, default_name, is_valid_name, suggested_name
 from .presentation import PLAIN, Hints, Presentation
+from .rates import Rate
 from .schema import JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
 from .variant import ActionVariant, Variant
 
@@ -58,6 +59,7 @@ class Capability:
         input_type: the pydantic model decoded from the wire (the Message itself by default).
         decoder: the strict :class:`~.schema.InputDecoder` for ``input_type``.
         available / authorize / to_message / completion: the hooks, or ``None``.
+        rate: the declared ``rate=`` (:class:`~.rates.Rate`), or ``None``.
         presentation: the checked :class:`~.presentation.Presentation`; its parts are read
             as ``title`` (or ``None``), ``hints`` (:class:`~.presentation.Hints`) and
             ``confirm`` (``True``, a predicate, or ``None``: no person is asked).
@@ -74,6 +76,7 @@ class Capability:
     to_message: Callable[[Any, Any], Any] | None = None
     completion: CompletionContract | None = None
     presentation: Presentation = PLAIN
+    rate: Rate | None = None
 
     @property
     def title(self) -> str | None:
@@ -215,6 +218,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         to_message=v.to_message,
         completion=v.completion,
         presentation=presentation,
+        rate=v.rate,
     )
 
 

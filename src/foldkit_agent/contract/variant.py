@@ -27,6 +27,7 @@ from ..errors import AgentContractError
 from .calls import AuthorizationRequest, InvocationContext
 from .completion import Completion, CompletionContract, StateCompletion
 from .presentation import PLAIN, Presentation, PresentationOptions
+from .rates import Rate, parse_rate
 
 __all__ = ["ActionVariant", "Variant", "VariantFn", "action", "variant"]
 
@@ -50,6 +51,7 @@ class Variant(Generic[M, P, I]):
         presentation: the title, hints and ``confirm`` (:class:`~.presentation.Presentation`).
         message: the Message class named first (``variant(RequestedDeleteTodo, ...)``), or
             ``None``; :func:`~.declare.expose` refuses it under another Message's key.
+        rate: the declared ``rate=``, parsed (:class:`~.rates.Rate`), or ``None``.
     """
 
     description: str
@@ -61,6 +63,7 @@ class Variant(Generic[M, P, I]):
     completion: Completion[I, Any, Any] | StateCompletion[Any, I] | None = None
     presentation: Presentation = PLAIN
     message: type[Message] | None = None
+    rate: Rate | None = None
 
 
 class VariantFn(Protocol[M, P]):
@@ -75,6 +78,7 @@ class VariantFn(Protocol[M, P]):
         *,
         description: str,
         name: str | None = None,
+        rate: str | None = None,
         available: Callable[[M], bool] | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Msg]], Any] | None = None,
         completion: Completion[Msg, S, F] | StateCompletion[Any, Msg] | None = None,
@@ -91,6 +95,7 @@ class VariantFn(Protocol[M, P]):
         input: type[I],
         to_message: Callable[[I, InvocationContext[M, P]], Message | Mapping[str, Any]],
         name: str | None = None,
+        rate: str | None = None,
         available: Callable[[M], bool] | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None,
         completion: Completion[I, S, F] | StateCompletion[Any, I] | None = None,
@@ -103,6 +108,7 @@ class VariantFn(Protocol[M, P]):
         *,
         description: str,
         name: str | None = None,
+        rate: str | None = None,
         available: Callable[[M], bool] | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Message]], Any] | None = None,
         completion: Completion[Message, S, F] | StateCompletion[Any, Message] | None = None,
@@ -116,6 +122,7 @@ def _variant(
     *,
     description: str,
     name: str | None = None,
+    rate: str | None = None,
     available: Callable[[Any], bool] | None = None,
     authorize: Callable[[Any], Any] | None = None,
     input: type[BaseModel] | None = None,
@@ -131,6 +138,11 @@ def _variant(
             :func:`~.declare.expose` refuses the variant under another Message's key.
         description: what the capability does, written for the agent (required).
         name: the protocol name; defaults to the tag in snake case (``default_name``).
+        rate: the calls of this capability one caller may start, as ``"10/minute"`` (N per
+            second, minute, hour or day; :func:`~.rates.parse_rate`), on every transport;
+            past it a call is refused unstarted, saying when to retry, and audited
+            (:mod:`foldkit_agent.edge.rates`). Recorded in the manifest. Needs the
+            ``limits`` extra.
         available: ``(model) -> bool``; when false the capability is unlisted and refused.
         authorize: ``(AuthorizationRequest) -> bool | Deny | {"allowed": False, "reason": ...}``
             or an awaitable of one. Runs after ``available`` and decoding.
@@ -167,7 +179,8 @@ def _variant(
 
     Raises:
         TypeError: a keyword this function does not take.
-        AgentContractError: at :func:`~.declare.expose`, for a Message named first that is
+        AgentContractError: here, for a ``rate`` that is not a rate; at
+            :func:`~.declare.expose`, for a Message named first that is
             not the mapping's key, a bad name, ``input`` without
             ``to_message`` or the reverse, a recursive input type, a title that is empty,
             not one line or too long, a flag that is not a bool (or ``None`` where allowed),
@@ -192,7 +205,18 @@ def _variant(
         completion,
         Presentation.of(**presentation),
         message,
+        _rate(rate),
     )
+
+
+def _rate(rate: str | None) -> Rate | None:
+    """``rate=`` parsed where it is declared, so a bad one never reaches a server."""
+    if rate is None:
+        return None
+    try:
+        return parse_rate(rate)
+    except ValueError as err:
+        raise AgentContractError(f"rate=: {err}") from None
 
 
 variant = cast(VariantFn[Any, Any], _variant)
@@ -209,6 +233,7 @@ class ActionVariant:
     authorize: Callable[[Any], Any] | None = None
     completion: CompletionContract | None = None
     presentation: Presentation = PLAIN
+    rate: Rate | None = None
 
     def as_variant(self) -> Variant:
         """The variant this action declares: its name, description, input and
@@ -223,6 +248,7 @@ class ActionVariant:
             act.to_message,
             self.completion,
             self.presentation,
+            rate=self.rate,
         )
 
 
@@ -232,11 +258,12 @@ def action(
     available: Callable[[Any], bool] | None = None,
     authorize: Callable[[Any], Any] | None = None,
     completion: CompletionContract | None = None,
+    rate: str | None = None,
     **presentation: Unpack[PresentationOptions],
 ) -> ActionVariant:
     """Expose a surface Action under the tag of the Message it makes.
 
-    ``title``, the four behaviour hints and ``confirm`` mean what they mean on
+    ``title``, the four behaviour hints, ``confirm`` and ``rate`` mean what they mean on
     :func:`variant`.
 
     Raises:
@@ -246,5 +273,10 @@ def action(
     if not isinstance(surface_action, Action):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("agent.action takes a surface.action(...)")
     return ActionVariant(
-        surface_action, available, authorize, completion, Presentation.of(**presentation)
+        surface_action,
+        available,
+        authorize,
+        completion,
+        Presentation.of(**presentation),
+        _rate(rate),
     )

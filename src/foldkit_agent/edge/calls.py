@@ -69,6 +69,7 @@ from .approvals import Asked, ParkedApproval, ParkedApprovals
 from .callers import ANONYMOUS, DEFAULT_CALLER_LIMITS, CallerLimits, CapReached, Slot, Slots
 from .disconnect import WATCH, Watch
 from .progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done
+from .rates import RateLimits
 from .resolve import audit_refusal, principal_for_record
 from .wire import WireError
 
@@ -138,6 +139,9 @@ class CallsInFlight:
     Args:
         limits: ``calls_per_caller``/``calls`` and ``waiting_per_caller``/``waiting`` are
             read; a per-caller share above the total is the total.
+        rates: where the capabilities' declared ``rate=`` are counted, per caller
+            (:class:`~.rates.RateLimits`; ``serve`` passes its one; default: in this
+            process's memory).
 
     Attributes:
         running: the calls in flight, per caller (a :class:`~.callers.Slots`).
@@ -147,7 +151,9 @@ class CallsInFlight:
             closing line.
     """
 
-    def __init__(self, limits: CallerLimits = DEFAULT_CALLER_LIMITS) -> None:
+    def __init__(
+        self, limits: CallerLimits = DEFAULT_CALLER_LIMITS, *, rates: RateLimits | None = None
+    ) -> None:
         self.running = Slots(
             "calls in flight",
             per_caller=min(limits.calls_per_caller, limits.calls),
@@ -164,6 +170,7 @@ class CallsInFlight:
         self.parked = ParkedApprovals(per_caller=limits.waiting, total=limits.waiting)
         self._signals: dict[asyncio.Future[Outcome], tuple[str, asyncio.Event]] = {}
         self.started = 0
+        self.rates = RateLimits() if rates is None else rates
 
     def __len__(self) -> int:
         """Calls started and not yet answered (parked ones included)."""
@@ -184,6 +191,11 @@ class CallsInFlight:
                 signal and has answered (and been audited) before this propagates.
         """
         self.started += 1
+        plan = rt.plans.get(name)
+        if plan is not None and plan.cap.rate is not None:
+            limited = self.rates.capability_refusal(plan.cap.rate, name, request.caller)
+            if limited is not None:
+                return await self._refused(rt, name, request, limited)
         try:
             # the one place the call holds: in flight, then (once it asks a person) waiting
             place = [self.running.take(request.caller)]
@@ -193,7 +205,6 @@ class CallsInFlight:
         watching = None if scope is None else scope.get(WATCH)
         if not isinstance(watching, Watch):
             watching = None  # the request did not pass the guard with a body: nothing to watch
-        plan = rt.plans.get(name)
         if plan is None or not plan.may_wait:
             # Nothing to wait for, so nothing to beat, ask or abort: awaited here, without a
             # task of its own or a signal the client's going away would set.
@@ -297,7 +308,8 @@ class CallsInFlight:
     async def _refused(
         self, rt: AgentRuntime[Any, Any], name: str, request: CallRequest, err: WireError
     ) -> Outcome:
-        """The answer to a call past a cap on calls in flight: not started, audited."""
+        """The answer to a call past a cap on calls in flight or a declared rate: not
+        started, audited."""
         invocation = _invocation(request, None, None)
         audit_refusal(
             rt,
@@ -308,7 +320,14 @@ class CallsInFlight:
             principal=await principal_for_record(rt, invocation),
         )
         text = f"{name[:200]} was not started: {err.text} Nothing was sent."
-        data = {"status": "refused", "capability": name[:200], "code": err.code, "message": text}
+        data: dict[str, Any] = {
+            "status": "refused",
+            "capability": name[:200],
+            "code": err.code,
+            "message": text,
+        }
+        if err.headers is not None and "Retry-After" in err.headers:
+            data["retry_after"] = int(err.headers["Retry-After"])  # seconds
         return Outcome(False, "refused", name[:200], text, data)
 
 

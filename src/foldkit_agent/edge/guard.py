@@ -17,6 +17,8 @@ step  check                       status  refused when
 3     authentication              401     the adapter's step (bearer token from the one
                                   (403)   :class:`~.tokens.TokenTable`, or the page's session and
                                           CSRF token) refused it
+3b    rate per caller             429     with ``rates=`` (``serve --rate-limit``): the caller
+                                          is past its rate (:mod:`.rates`); ``Retry-After``
 4     content type and length     415     a body that is not ``application/json`` (or
                                   413     ``+json``); a ``Content-Length`` over the limit (before
                                   400     reading), or a body that grows past it as it streams;
@@ -64,6 +66,7 @@ from .callers import CapReached, Slots, caller_key, serve_held
 from .disconnect import Watch
 from .hosts import Authority, HostPolicy, parse_host, parse_origin
 from .limits import BODY_METHODS, PREAUTH_DRAIN, Body, declared_length, drain, read_capped
+from .rates import RateLimits
 from .wire import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_ITEMS,
@@ -235,6 +238,9 @@ class EdgeGuard:
             server's own ``receive`` and ``send``: no replay, no disconnect watch.
         caller: ``(scope) -> key`` of who holds what ``hold`` takes (default
             :func:`~.callers.caller_key`; the page surface counts each page session apart).
+        rates: the server's :class:`~.rates.RateLimits`: with a ``per_caller`` rate, a
+            request past it is refused after step 3, before its body is read: 429 with
+            ``Retry-After`` (code ``rate-limited``), told to ``on_refusal`` as a caller known.
 
     Raises:
         ValueError: ``max_body`` below 2 bytes, or a malformed ``allowed_origins`` entry.
@@ -256,6 +262,7 @@ class EdgeGuard:
         hold: Hold | None = None,
         unwatched: Callable[[Scope, Any], bool] | None = None,
         caller: Callable[[Scope], str] = caller_key,
+        rates: RateLimits | None = None,
     ) -> None:
         if max_body < 2:
             raise ValueError("max_body must be at least 2 bytes")
@@ -282,6 +289,7 @@ class EdgeGuard:
         self.hold = hold
         self.unwatched = unwatched
         self.caller = caller
+        self.rates = rates if rates is not None and rates.per_caller is not None else None
         self._hosts_seen: dict[bytes | None, bool] = {}  # Host value -> step 1's verdict
         self._types_seen: dict[bytes | None, bool] = {}  # Content-Type -> JSON or not
 
@@ -381,6 +389,11 @@ class EdgeGuard:
             refused = await self.authenticate(scope, rules)
         if refused is not None:
             raise _Refused(rules, refused, authenticated=False)
+        if self.rates is not None and not rules.public:
+            # the caller is known and no byte of the body read: a refusal here costs O(1)
+            limited = self.rates.caller_refusal(self.caller(scope))
+            if limited is not None:
+                raise _Refused(rules, limited, authenticated=True)
         if not rules.body or scope.get("method") not in BODY_METHODS:
             return rules, _NO_BODY
         json_type = self._types_seen.get(ctype)

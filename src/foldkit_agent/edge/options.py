@@ -27,6 +27,7 @@ from .callers import DEFAULT_CALLER_LIMITS, CallerLimits, check_count, check_sec
 from .hosts import host_names
 from .oauth import OAuthVerifier
 from .progress import DEFAULT_PROGRESS_INTERVAL
+from .rates import RateLimits
 from .tokens import Grant, TokenTable
 from .wire import DEFAULT_MAX_ITEMS
 
@@ -65,6 +66,10 @@ class HttpOptions:
             verifier (its key set cached once for the server); MCP also serves the protected
             resource metadata (RFC 9728) naming the issuer. With both, a token in ``tokens``
             is accepted as well (a local operator's). ``None``: no issuer.
+        rates: the server's :class:`~.rates.RateLimits` (one object, so every adapter counts
+            against the same numbers): its ``per_caller`` rate is checked by every adapter's
+            edge guard (429 with ``Retry-After``), and a ``CallsInFlight`` made with it counts
+            the capabilities' declared ``rate=`` there. ``None``: no rate per caller.
 
     Raises:
         TypeError: a field of the wrong kind: ``host`` not a string, ``allowed_hosts`` not
@@ -92,6 +97,7 @@ class HttpOptions:
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     tokens: TokenTable[Grant] | None = None
     oauth: OAuthVerifier | None = None
+    rates: RateLimits | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.host, str):  # pyright: ignore[reportUnnecessaryIsInstance]

@@ -127,7 +127,7 @@ async def resolve_runtime(
 _REFUSALS = (AgentError, NoTenantError, TenantsFullError)
 """What ``resolve(ctx)`` raises to refuse a request (no tenant, another tenant's token...)."""
 
-_LIMIT_CODES = frozenset({"caller-limit", "server-limit"})
+_LIMIT_CODES = frozenset({"caller-limit", "server-limit", "rate-limited"})
 _INPUT_CODES = frozenset(
     {"content-type", "too-large", "malformed", "invalid-request", "invalid-params"}
 )

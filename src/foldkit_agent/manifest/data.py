@@ -119,7 +119,7 @@ def _shown(cap: Capability, schema: Any) -> dict[str, Any]:
 def _capability(cap: Capability) -> dict[str, Any]:
     schema = cap.input_schema
     shown = _shown(cap, schema)
-    return {
+    entry: dict[str, Any] = {
         "name": cap.name,
         "tag": cap.tag,
         "title": cap.title,
@@ -137,6 +137,9 @@ def _capability(cap: Capability) -> dict[str, Any]:
         "size": _size(shown),
         "schema_size": _size(schema),
     }
+    if cap.rate is not None:
+        entry["rate"] = cap.rate.text  # only where declared: other manifests stay as they were
+    return entry
 
 
 def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
@@ -164,7 +167,8 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
                                           "source": bool,     # when(source=...)
                                           "timeout_seconds"},
                            "size": {"bytes", "tokens"},          # all a client is shown
-                           "schema_size": {"bytes", "tokens"}},  # input_schema alone
+                           "schema_size": {"bytes", "tokens"},   # input_schema alone
+                           "rate": str},   # rate= as declared ("10/minute"), only if declared
                           ...],                                  # declaration order
          "resources": [{"name", "description", "schema", "size"}, ...],
          "context": {"schema", "size"} | None,

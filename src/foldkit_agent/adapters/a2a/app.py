@@ -380,6 +380,7 @@ def a2a_app(
             render=render_refusal,
             authenticate=step,
             max_items=options.max_items,
+            rates=options.rates,
         ),
         Middleware(OwnErrorText, jsonrpc_path=JSONRPC_PATH),
         Middleware(IntegerAnswers, schema_of=executor.outcome_schema),

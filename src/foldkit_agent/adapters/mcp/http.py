@@ -359,6 +359,7 @@ def http_app(
         on_refusal=audit,
         max_items=options.max_items,
         hold=stream_hold(path, streams),
+        rates=options.rates,
         unwatched=lists_alone(inline),
     )
     inner = app.router.lifespan_context

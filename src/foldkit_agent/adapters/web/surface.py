@@ -286,6 +286,7 @@ def agent_surface(
         max_items=options.max_items,
         hold=_events_hold(streams),
         caller=page_caller(sessions, session_of),
+        rates=options.rates,
     )
     app = Starlette(
         routes=[

@@ -148,6 +148,19 @@ FLAGS: Final[dict[str, Flag]] = {
         "SECONDS",
         TENANTS,
     ),
+    "rate_limit": Flag(
+        "Requests one caller (a --token's subject; every anonymous caller together) may make "
+        "to the HTTP adapters, such as 100/minute; past it HTTP 429 with Retry-After, "
+        "audited (default: no limit; see docs/security.md)",
+        "N/UNIT",
+        CALLERS,
+    ),
+    "rate_limit_storage": Flag(
+        "Where rate limits are counted: memory:// (each worker process counts its own) or a "
+        "storage URI of the limits library, such as redis://HOST:6379 (shared by workers)",
+        "URI",
+        CALLERS,
+    ),
     "max_tenants": Flag(
         "With --tenant-from: runtimes held at most (the least recently used is closed)",
         "N",

@@ -107,6 +107,9 @@ class ServeOptions:
         connection_limits: the timeouts and caps of each HTTP connection.
         tenant_from, tenant_idle, max_tenants: one runtime per tenant (:data:`TENANT_MODES`).
         a2a_task_store: where A2A keeps its tasks (``sqlite:PATH``, ``postgres:DSN``).
+        rate_limit, rate_limit_storage: requests one caller may make to the HTTP adapters
+            (``"100/minute"``; ``None``: no limit) and the ``limits`` storage counting them
+            and the capabilities' declared ``rate=`` (``memory://``: per worker process).
 
     Raises:
         ServeOptionsError: a value out of range, or flags that do not go together (one
@@ -141,6 +144,8 @@ class ServeOptions:
     tenant_idle: float = 600.0
     max_tenants: int = 100
     a2a_task_store: str | None = None
+    rate_limit: str | None = None
+    rate_limit_storage: str = "memory://"
 
     def __post_init__(self) -> None:
         for check in (
@@ -152,6 +157,7 @@ class ServeOptions:
             self._check_audit,
             self._check_tenants,
             self._check_a2a,
+            self._check_rates,
         ):
             problem = check()
             if problem is not None:
@@ -303,6 +309,20 @@ class ServeOptions:
                 f"--host {self.host} is not loopback: name the host(s) clients will use with "
                 "--allowed-host NAME (DNS-rebinding protection), and consider --token"
             )
+        return None
+
+    def _check_rates(self) -> str | None:
+        if self.rate_limit is None and self.rate_limit_storage == "memory://":
+            return None
+        if self.mcp == "stdio" and self.rate_limit is not None:
+            return "--rate-limit counts HTTP requests per caller; a --mcp stdio server has one user"
+        from ...edge.rates import RateLimits
+
+        try:
+            RateLimits(self.rate_limit, storage=self.rate_limit_storage).limiter()
+        except ValueError as err:
+            flag = "--rate-limit-storage" if "storage" in str(err) else "--rate-limit"
+            return f"{flag}: {err}"
         return None
 
     def _check_audit(self) -> str | None:

@@ -22,6 +22,7 @@ from ... import __version__
 from ...edge.callers import DEFAULT_CALLER_LIMITS
 from ...edge.calls import CallsInFlight
 from ...edge.options import HttpOptions
+from ...edge.rates import RateLimits
 from .options import ServeOptions, token_table
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def http_parts(
     parts: list[HttpPart] = []
     shared = http_options(options)
     name, version = options.server_name, __version__
-    calls = CallsInFlight(shared.caps) if calls is None else calls
+    calls = CallsInFlight(shared.caps, rates=shared.rates) if calls is None else calls
     if options.mcp == "http":
         from ...adapters.mcp import http_app
 
@@ -191,4 +192,7 @@ def http_options(options: ServeOptions) -> HttpOptions:
         caps=options.caller_limits,
         progress_interval=options.progress_interval,
         tokens=token_table(options.tokens) if options.tokens else None,
+        rates=None
+        if options.rate_limit is None and options.rate_limit_storage == "memory://"
+        else RateLimits(options.rate_limit, storage=options.rate_limit_storage),
     )
