@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,8 +13,11 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from examples.todo import User, run_todo
 from foldkit_agent.adapters.pydantic_ai.ag_ui import ag_ui_app
 from tests.support.inproc import run_notes
+
+ALICE = User(id="alice", can_delete=True)
 
 
 def script(name: str, args: dict[str, Any], seen: list[str] | None = None) -> FunctionModel:
@@ -162,3 +166,70 @@ async def test_the_credentials_of_each_run_come_from_its_request_never_from_the_
         assert got.status_code == 200
         (entry,) = rt.audit.entries()
         assert entry.principal == "bob"
+
+
+class StuckStore:
+    """A todo store whose ``create`` never finishes until released: a call waits on it."""
+
+    def __init__(self) -> None:
+        self.creating = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def load(self) -> tuple[Any, ...]:
+        return ()
+
+    async def create(self, todo: Any) -> bool:
+        self.creating.set()
+        await self.release.wait()
+        return True
+
+    async def save(self, todo: Any) -> None:
+        return None
+
+    async def delete(self, todo_id: str) -> None:
+        return None
+
+    async def close(self) -> None:
+        self.release.set()
+
+
+async def test_a_run_the_front_end_abandons_ends_and_its_call_is_audited_once() -> None:
+    store = StuckStore()
+    async with run_todo(store=store) as (_running, rt):
+        app = ag_ui_app(rt, Agent(script("create_todo", {"title": "Milk"})), credentials=ALICE)
+        started = asyncio.Event()
+        gone = asyncio.Event()
+        body = json.dumps(run_input()).encode()
+        first = True
+
+        async def receive() -> dict[str, Any]:
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": body, "more_body": False}
+            await gone.wait()  # the front end closes its connection once the call waits
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                started.set()
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/",
+            "root_path": "",
+            "scheme": "http",
+            "query_string": b"",
+            "server": ("127.0.0.1", 80),
+            "client": ("127.0.0.1", 5000),
+            "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
+        }
+        served = asyncio.ensure_future(app(scope, receive, send))
+        await store.creating.wait()
+        gone.set()
+        await served
+        assert started.is_set()
+        (entry,) = rt.audit.entries()
+        assert (entry.capability, entry.decision) == ("create_todo", "unknown")
+        assert entry.outcome == "AgentCancelledError"
