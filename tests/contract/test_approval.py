@@ -14,9 +14,10 @@ from foldkit_agent import (
     ApprovalRequest,
     Invocation,
     agent,
+    projection,
     surface,
 )
-from tests.support.approval_app import Contract, Msg, RemovedItem
+from tests.support.approval_app import App, Contract, Msg, RemovedItem
 from tests.support.counter import Incremented, Reset
 from tests.support.counter import Msg as CounterMsg
 
@@ -64,7 +65,10 @@ def test_a_confirm_that_is_neither_a_bool_nor_a_callable_fails_at_expose_naming_
 
 def test_agent_action_takes_confirm_and_checks_it_at_expose() -> None:
     act = surface.action(name="take", description="Take an item", message=RemovedItem)
-    d = agent.make(messages=agent.expose(Msg, {RemovedItem: agent.action(act, confirm=True)}))
+    d = agent.make(
+        context=projection.pick(App.model.items),
+        messages=agent.expose(Msg, {RemovedItem: agent.action(act, confirm=True)}),
+    )
     assert d.by_name["take"].approval == "always"
     with pytest.raises(AgentContractError, match="confirm="):
         agent.expose(Msg, {RemovedItem: agent.action(act, confirm="please")})
@@ -267,10 +271,21 @@ def test_describe_and_preview_are_checked_at_expose() -> None:
 def test_the_manifest_says_whether_describe_and_preview_are_declared() -> None:
     act = surface.action(name="take", description="Take an item", message=RemovedItem)
     d = agent.make(
+        context=projection.pick(App.model.items),
         messages=agent.expose(
             Msg,
             {RemovedItem: agent.action(act, confirm=True, describe=lambda r: "Take it")},
-        )
+        ),
     )
     (cap,) = agent.to_manifest(d)["capabilities"]
     assert cap["approval_request"] == {"describe": True, "preview": False}
+
+
+def test_a_confirm_capability_without_a_context_is_refused_at_make_naming_the_fix() -> None:
+    """F32: a preview that can never show a change is a declaration error, not a prompt."""
+    with pytest.raises(AgentContractError) as info:
+        agent.make(
+            messages=agent.expose(Msg, {RemovedItem: agent.variant(description="r", confirm=True)})
+        )
+    assert info.value.capability == "removed_item"
+    assert "give make(context=...) a projection of what the call changes" in info.value.message

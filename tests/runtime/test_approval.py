@@ -246,13 +246,14 @@ async def test_an_async_predicate_is_awaited_and_one_that_raises_asks_a_person(k
         raise KeyError("oops")
 
     d = Shelf.make(
+        context=projection.pick(App.model.items),
         messages=Shelf.expose(
             {
                 RemovedItem: Shelf.variant(
                     description="Remove", confirm=async_yes if kind == "async" else broken
                 )
             }
-        )
+        ),
     )
     host = RecordingHost(Model(items=("milk",)))
     rt = agent.bind(definition=d, host=host)

@@ -20,6 +20,8 @@ from foldkit_agent import (
     Message,
     agent,
     message_union,
+    projection,
+    surface,
 )
 
 
@@ -44,6 +46,7 @@ class QtyIn(BaseModel):
 
 
 Msg = message_union(Set, Done, Failed)
+App = surface.application(model=Model, message=Msg, initial=Model(), update=lambda m, _: m)
 
 
 def _raise(*_: Any) -> Any:
@@ -135,7 +138,9 @@ def _contract(p: dict[str, Any]) -> Any:
         if p["completion"]
         else None,
     )
-    return agent.make(messages=agent.expose(Msg, {Set: variant}))
+    return agent.make(
+        context=projection.pick(App.model.open), messages=agent.expose(Msg, {Set: variant})
+    )
 
 
 async def _approve(_request: Any) -> Approval:

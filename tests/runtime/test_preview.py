@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from foldkit_agent import Host, projection
-from foldkit_agent.runtime.preview import diff, preview_of, summarize_patch
+from foldkit_agent.runtime.preview import NO_PREVIEW, diff, preview_of, summarize_patch
 from tests.support.approval_app import App, Model, RemovedItem, update
 
 Items = projection.pick(App.model.items)
@@ -88,7 +88,8 @@ def test_preview_of_diffs_the_snapshot_against_the_simulated_model() -> None:
     host = Host(
         model=lambda: snapshot, dispatch=lambda m: None, simulate=lambda m: update(snapshot, m)
     )
-    patch, summary = preview_of(host, Items, snapshot, RemovedItem(title="eggs"), "remove_item")
+    shown = preview_of(host, Items, snapshot, RemovedItem(title="eggs"), "remove_item")
+    patch, summary = shown.patch, shown.summary
     assert patch == [{"op": "remove", "path": "/items/1"}]
     assert summary == 'removes items.1 (was "eggs")'
 
@@ -96,15 +97,10 @@ def test_preview_of_diffs_the_snapshot_against_the_simulated_model() -> None:
 def test_there_is_no_preview_without_simulate_or_without_a_context() -> None:
     snapshot = Model(items=("milk",))
     plain = Host(model=lambda: snapshot, dispatch=lambda m: None)
-    assert preview_of(plain, Items, snapshot, RemovedItem(title="milk"), "remove_item") == (
-        None,
-        None,
-    )
+    shown = preview_of(plain, Items, snapshot, RemovedItem(title="milk"), "remove_item")
+    assert shown == NO_PREVIEW
     able = Host(model=lambda: snapshot, dispatch=lambda m: None, simulate=lambda m: snapshot)
-    assert preview_of(able, None, snapshot, RemovedItem(title="milk"), "remove_item") == (
-        None,
-        None,
-    )
+    assert preview_of(able, None, snapshot, RemovedItem(title="milk"), "remove_item") == NO_PREVIEW
 
 
 def test_a_simulation_that_raises_gives_no_preview_and_does_not_raise() -> None:
@@ -113,7 +109,65 @@ def test_a_simulation_that_raises_gives_no_preview_and_does_not_raise() -> None:
 
     snapshot = Model(items=("milk",))
     host = Host(model=lambda: snapshot, dispatch=lambda m: None, simulate=broken)
-    assert preview_of(host, Items, snapshot, RemovedItem(title="milk"), "remove_item") == (
-        None,
-        None,
-    )
+    assert preview_of(host, Items, snapshot, RemovedItem(title="milk"), "remove_item") == NO_PREVIEW
+
+
+async def test_a_request_command_result_capability_previews_the_results_change() -> None:
+    """F32: archive_done previewed "no change" when its work ends in a command's Message."""
+    from foldkit_agent import Approval, ApprovalRequest, Invocation, Program, agent
+    from tests.support import kanban
+
+    asked: list[ApprovalRequest] = []
+
+    async def person(request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        return Approval(approved=True, by="ann")
+
+    program = Program(init=kanban.STARTING, update=kanban.update, message=kanban.Msg)
+    async with program.run() as running:
+        rt = agent.bind(definition=kanban.Contract, host=running.host, audit=agent.audit_log())
+        outcome = await rt.call("archive_done", {}, Invocation(approver=person))
+        assert outcome.ok is True
+        await running.settled()
+        assert [c.id for c in running.model().cards] == ["c2"]
+        (request,) = asked
+        assert request.sentence == "Archive 2 done cards"
+        assert request.summary is not None
+        assert request.summary.startswith('removes cards.0 (was {"id": "c1", "title": "Write spec"')
+        assert "removes cards.1" in request.summary
+        assert request.effects == ()
+        assert "request_id" not in request.text()
+        assert "_tag" not in request.text()
+        assert rt.audit is not None
+        (entry,) = rt.audit.entries()
+        assert (entry.approval, entry.approval_text, entry.approval_asks) == (
+            "approved",
+            "Archive 2 done cards",
+            1,
+        )
+
+
+async def test_an_external_effect_is_named_and_preview_declares_its_outcome() -> None:
+    from foldkit_agent import Approval, ApprovalRequest, Invocation, Program, agent
+    from tests.support import kanban
+
+    asked: list[ApprovalRequest] = []
+
+    async def person(request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        return Approval(approved=False)
+
+    program = Program(init=kanban.STARTING, update=kanban.update, message=kanban.Msg)
+    kanban.saved.clear()
+    async with program.run() as running:
+        rt = agent.bind(definition=kanban.Contract, host=running.host)
+        outcome = await rt.call("publish", {}, Invocation(approver=person))
+        assert outcome.ok is False
+        await running.settled()
+        assert kanban.saved == []  # declined: the effect never ran
+    (request,) = asked
+    assert request.effects == ("saves to the server",)
+    assert request.summary == "changes published from false to true"
+    assert "Then: saves to the server" in request.text().splitlines()
+    assert request.fields == ()  # no input: the title alone, never the internal request id
+    assert request.shown() == "Publish the board"

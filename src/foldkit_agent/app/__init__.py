@@ -7,6 +7,7 @@ functions are in the ``surface`` and ``projection`` namespaces."""
 
 from __future__ import annotations
 
+from .commands import Effect, Then
 from .host import Host, SupportsHost, Unsubscribe
 from .message import Message, MessageUnion, message_union
 from .program import Command, Program, Running
@@ -17,6 +18,7 @@ __all__ = [
     "Action",
     "Application",
     "Command",
+    "Effect",
     "Feature",
     "FieldRef",
     "Host",
@@ -27,6 +29,7 @@ __all__ = [
     "Projection",
     "Running",
     "SupportsHost",
+    "Then",
     "Unsubscribe",
     "message_union",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 __all__ = ["Host", "SupportsHost", "Unsubscribe", "host_accepts"]
 
@@ -59,6 +59,10 @@ class Host(Generic[M, Msg]):
             (approval requests then carry no preview).
         accepts: the Message classes ``dispatch`` accepts (``message_union(...)``, a
             message set, a tuple of classes), checked by ``bind``; ``None`` when not declared.
+        step: ``(model, message) -> (model, commands)``, pure: ``update`` with its commands
+            returned unrun, so a preview can follow the pure ones
+            (:class:`~.commands.Then`); ``None`` when the host cannot (previews then use
+            ``simulate``).
     """
 
     model: Callable[[], M]
@@ -67,6 +71,7 @@ class Host(Generic[M, Msg]):
     observe: Callable[[Callable[[Msg], None]], Unsubscribe] | None = None
     simulate: Callable[[Msg], M] | None = None
     accepts: Container[type[Any]] | None = None
+    step: Callable[[M, Msg], tuple[M, Any]] | None = None
 
 
 def host_accepts(host: Any) -> Container[type[Any]] | None:
@@ -83,6 +88,12 @@ def host_simulate(host: Any) -> Callable[[Any], Any] | None:
     """The host's ``simulate`` if it has one (attribute present, callable, not ``None``)."""
     simulate = getattr(host, "simulate", None)
     return simulate if callable(simulate) else None
+
+
+def host_step(host: Any) -> Callable[[Any, Any], tuple[Any, Any]] | None:
+    """The host's ``step`` if it has one (attribute present, callable, not ``None``)."""
+    step: Any = getattr(host, "step", None)
+    return cast(Callable[[Any, Any], tuple[Any, Any]], step) if callable(step) else None
 
 
 def host_observe(host: Any) -> Callable[[Callable[[Any], None]], Unsubscribe] | None:

@@ -108,6 +108,7 @@ class Running(Generic[M, Msg]):
             observe=self.observe,
             simulate=self.simulate,
             accepts=accepts,
+            step=self.step,
         )
 
     # -- the host seam --------------------------------------------------------------------------
@@ -175,6 +176,17 @@ class Running(Generic[M, Msg]):
         """
         after, _dropped = _split(self._update(self._model, message))
         return after
+
+    def step(self, model: M, message: Msg) -> tuple[M, tuple[Command, ...]]:
+        """``update(model, message)`` as ``(model, commands)``, applying and running nothing.
+
+        What an approval preview follows: the commands are returned unrun, so a pure one
+        (:class:`~.commands.Then`) can be stepped through too.
+
+        Raises:
+            Exception: whatever ``update`` raised.
+        """
+        return _split(self._update(model, message))
 
     def subscribe(self, on_model: Callable[[M], None]) -> Unsubscribe:
         """Call ``on_model(model)`` after every update that produced a new Model."""

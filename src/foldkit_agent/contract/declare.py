@@ -415,8 +415,9 @@ def make(
         resources: named read-only projections.
 
     Raises:
-        AgentContractError: two capabilities share a name or tag, two resources a name, or
-            ``context`` is neither a projection nor a feature.
+        AgentContractError: two capabilities share a name or tag, two resources a name,
+            ``context`` is neither a projection nor a feature, or a ``confirm`` capability
+            comes without a ``context`` (its approval preview could never show a change).
 
     Example:
         >>> make(context=projection.pick(App.model.todos), messages=expose(TodoMessage, {...}))
@@ -436,6 +437,16 @@ def make(
         context = context.projection
     if context is not None and not isinstance(context, Projection):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("make(context=...) takes a projection or a surface.feature(...)")
+    if context is None:
+        asking = next((c for c in caps if c.confirm is not None), None)
+        if asking is not None:
+            # the preview is the change to the context: without one it can never show any
+            raise AgentContractError(
+                f"{asking.name!r} asks a person to approve each call, but the contract has no "
+                "context, so the preview they approve can never show a change; give "
+                "make(context=...) a projection of what the call changes",
+                capability=asking.name,
+            )
     by_name: dict[str, Resource] = {}
     for r in resources:
         if r.name in by_name:

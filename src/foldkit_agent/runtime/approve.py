@@ -128,19 +128,43 @@ def request_for(
     rt = call.rt
     cap = plan.cap
     name = plan.name
-    preview, summary = preview_of(rt.host, rt.definition.context, call.model, message, name)
+    outcome = _declared_outcome(call, plan, decoded)
+    shown = preview_of(rt.host, rt.definition.context, call.model, message, name, outcome)
     return ApprovalRequest(
         capability=name,
         title=cap.title or name,
         description=cap.description,
         input=_input_json(decoded),
         message=message,
-        preview=preview,
-        summary=summary,
+        preview=shown.patch,
+        summary=shown.summary,
+        effects=shown.effects,
         sentence=_sentence(call, plan, decoded),
         fields=fields_of(decoded),
         asks=asks,
     )
+
+
+def _declared_outcome(call: Call, plan: Plan, decoded: Any) -> tuple[Message, ...]:
+    """What ``preview=`` says the call's external effect brings back (``()`` without it, or
+    when it raises or gives anything but Messages: logged, and the preview goes without)."""
+    hook = plan.cap.presentation.preview
+    if hook is None:
+        return ()
+    inv = call.invocation
+    request = AuthorizationRequest(
+        call.principal, decoded, call.model, inv.transport, inv, plan.name
+    )
+    try:
+        got = hook(request)
+    except Exception:
+        _log.warning("preview= of %r raised; previewing without it", plan.name, exc_info=True)
+        return ()
+    messages: tuple[Any, ...] = (got,) if isinstance(got, Message) else tuple(got or ())
+    if not all(isinstance(m, Message) for m in messages):
+        _log.warning("preview= of %r gave something other than Messages", plan.name)
+        return ()
+    return messages
 
 
 SENTENCE_MAX = 300
