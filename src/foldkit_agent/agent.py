@@ -49,6 +49,7 @@ from .errors import AgentContractError
 from .manifest import context_schema, messages, resources, schema, to_manifest, to_markdown
 from .runtime import *  # noqa: F403
 from .runtime.bound import AgentRuntime, PrincipalProvider, bind
+from .runtime.idempotency import IdempotencyKeys
 
 __all__: list[str] = [
     "AgentBuilder",
@@ -89,6 +90,7 @@ class _Binding(TypedDict, Generic[P, E], total=False):
     audit: AuditLog | None
     principal: PrincipalProvider[P] | None
     approval_timeout: float | timedelta
+    idempotency: IdempotencyKeys | None
 
 
 class AgentBuilder(Generic[M, P, U]):
@@ -200,7 +202,7 @@ class AgentBuilder(Generic[M, P, U]):
         self, *, definition: AgentDefinition[M, P, E], **binding: Unpack[_Binding[P, E]]
     ) -> AgentRuntime[M, P, E]:
         """See :func:`~foldkit_agent.runtime.bind`: the same keywords (``host=``, ``audit=``,
-        ``principal=``, ``approval_timeout=``), typed by :class:`_Binding`.
+        ``principal=``, ``approval_timeout=``, ``idempotency=``), typed by :class:`_Binding`.
 
         Raises:
             AgentContractError: as ``bind``, and when the contract reads another Model.

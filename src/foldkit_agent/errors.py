@@ -29,6 +29,7 @@ __all__ = [
     "AgentContractError",
     "AgentError",
     "AgentHostError",
+    "AgentIdempotencyError",
     "AgentInvalidInputError",
     "AgentResourceError",
     "AgentUnknownCapabilityError",
@@ -405,6 +406,50 @@ _HOST_FAILED: dict[bool | None, str] = {
         "The application failed while receiving the call to {capability!r}. Whether it was "
         "applied is unknown and nothing was rolled back; read the current state before "
         "retrying."
+    ),
+}
+
+
+class AgentIdempotencyError(AgentError):
+    """A call's idempotency key could not give the first call's outcome, so nothing ran.
+
+    Stripe's semantics: a key names one logical call of one capability by one caller; a
+    retry with the key answers what the first call answered, without running again.
+
+    Attributes:
+        reason: ``"invalid"`` (not a string of 1 to 255 characters), ``"conflict"`` (the
+            key was first used with other input: change the key or the input),
+            ``"in_progress"`` (the first call with the key is still running: ask again
+            later) or ``"unknown"`` (the first call was interrupted after the application
+            received it, by a crash or a timeout, so its outcome is unknown: read the
+            current state before using a new key). Nothing was sent by this call.
+    """
+
+    _fields = ("reason",)
+
+    def __init__(self, *, capability: str, reason: str) -> None:
+        self.reason = reason
+        text = _IDEMPOTENCY.get(reason, _IDEMPOTENCY["unknown"])
+        super().__init__(text.format(capability=capability), capability=capability)
+
+
+_IDEMPOTENCY: dict[str, str] = {
+    "invalid": (
+        "The idempotency key of this call to {capability!r} must be a string of 1 to 255 "
+        "characters; nothing was sent. Send a new key (a UUID, say) or none."
+    ),
+    "conflict": (
+        "This idempotency key was first used with other input for {capability!r}; nothing "
+        "was sent. Use a new key for a new call, or retry with the first call's input."
+    ),
+    "in_progress": (
+        "The first call to {capability!r} with this idempotency key is still in progress; "
+        "nothing more was sent. Retry with the same key later to get its outcome."
+    ),
+    "unknown": (
+        "The first call to {capability!r} with this idempotency key was interrupted after "
+        "the application received it, so its outcome is unknown and it was not run again. "
+        "Read the current state before calling again with a new key."
     ),
 }
 

@@ -11,6 +11,7 @@ from .encode import UNRECORDABLE
 from .entry import AuditEntry
 from .forward import AuditSink, AuditSinkError, AuditTicket
 from .jsonl import JsonlAuditSink
+from .keys import KeyStore, MemoryKeys
 from .log import AuditLog, audit_log
 from .postgres import PostgresAuditSink
 from .record import REDACTED, redact
@@ -25,6 +26,8 @@ __all__ = [
     "AuditSinkError",
     "AuditTicket",
     "JsonlAuditSink",
+    "KeyStore",
+    "MemoryKeys",
     "PostgresAuditSink",
     "SqliteAuditSink",
     "audit_log",

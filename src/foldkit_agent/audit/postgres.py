@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 from ..errors import needs_extra
+from .keys import SqlKeys
 from .store import COLUMNS, DatabaseAuditSink
 
 if TYPE_CHECKING:
@@ -44,6 +45,20 @@ _SCHEMA = (
     "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval_asks INTEGER",
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
+    # idempotency keys (foldkit_agent.audit.keys), shared by every worker of the database
+    """
+    CREATE TABLE IF NOT EXISTS idempotency_keys (
+        key         TEXT PRIMARY KEY,  -- hash of the caller, the capability and the key
+        capability  TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,     -- hash of the first call's decoded input
+        state       TEXT NOT NULL,     -- running | done
+        owner       TEXT NOT NULL,     -- the process running the first call
+        lease_until DOUBLE PRECISION NOT NULL,  -- epoch seconds: the owner vouches it is alive
+        expires_at  DOUBLE PRECISION NOT NULL,  -- epoch seconds
+        outcome     TEXT               -- JSON, once done
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at ON idempotency_keys (expires_at)",
 )
 _COPY = f"COPY audit_entries ({', '.join(COLUMNS)}) FROM STDIN"
 _SCHEMA_LOCK = 0x666B_6175_6469_74  # pg_advisory_xact_lock key: workers create the table once
@@ -59,6 +74,7 @@ class PostgresAuditSink(DatabaseAuditSink):
     connection that broke (the server restarted) is replaced on the next batch, and the failed
     batch is counted on the log.
     Several processes may share one database: the schema is created under an advisory lock.
+    Table ``idempotency_keys`` keeps the idempotency keys (:meth:`idempotency_keys`).
 
     With ``durable=True`` an invocation's answer is released only once its entry is committed
     (group commit: the invocations pending while one batch commits share the next); a commit
@@ -99,6 +115,16 @@ class PostgresAuditSink(DatabaseAuditSink):
 
     def _open(self) -> psycopg.Connection[tuple[Any, ...]]:
         return self._psycopg.connect(self._dsn, autocommit=True, **self._options)
+
+    def idempotency_keys(self) -> SqlKeys:
+        """The idempotency keys kept in this database (table ``idempotency_keys``, made with
+        the audit table), for :class:`~foldkit_agent.runtime.IdempotencyKeys`: every worker
+        sharing the database sees them. Its own connection, made again after a failure.
+
+        Example:
+            >>> rt.idempotency = IdempotencyKeys(sink.idempotency_keys())
+        """
+        return SqlKeys(self._open, "%s")
 
     def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
         conn = self._open()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from .entry import iso_time
+from .keys import SqlKeys
 from .store import ADDED_COLUMNS, COLUMNS, DatabaseAuditSink
 
 __all__ = ["SqliteAuditSink"]
@@ -37,8 +38,24 @@ _SCHEMA = (
     """,
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
     "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
+    # idempotency keys (foldkit_agent.audit.keys), kept with the audit so every worker and
+    # every later process sees them
+    """
+    CREATE TABLE IF NOT EXISTS idempotency_keys (
+        key         TEXT PRIMARY KEY,  -- hash of the caller, the capability and the key
+        capability  TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,     -- hash of the first call's decoded input
+        state       TEXT NOT NULL,     -- running | done
+        owner       TEXT NOT NULL,     -- the process running the first call
+        lease_until REAL NOT NULL,     -- epoch seconds: the owner vouches it is alive
+        expires_at  REAL NOT NULL,     -- epoch seconds
+        outcome     TEXT               -- JSON, once done
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at ON idempotency_keys (expires_at)",
 )
-_SCHEMA_VERSION = 3  # 2: the approval columns; 3: what the person was asked, and how often
+_SCHEMA_VERSION = 4  # 2: the approval columns; 3: what the person was asked, and how often;
+# 4: the idempotency_keys table
 _INSERT = (
     f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
@@ -65,6 +82,8 @@ class SqliteAuditSink(DatabaseAuditSink):
     ``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``;
     indexed on ``at`` and on ``(capability, at)``. A database written before those columns
     existed gains them when a sink opens it (schema version 3; old rows read ``None``).
+    Table ``idempotency_keys`` (schema version 4) keeps the idempotency keys
+    (:meth:`idempotency_keys`).
 
     Args:
         path: the database file; created (with parent directories) when missing.
@@ -97,6 +116,21 @@ class SqliteAuditSink(DatabaseAuditSink):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous
         super().__init__(durable=durable, where=f"the audit database {self.path}")
+
+    def idempotency_keys(self) -> SqlKeys:
+        """The idempotency keys kept in this database (table ``idempotency_keys``, made with
+        the audit table), for :class:`~foldkit_agent.runtime.IdempotencyKeys`: every process
+        using the file sees them. Its own connection; waits up to 10 s for a writer's lock.
+
+        Example:
+            >>> rt.idempotency = IdempotencyKeys(sink.idempotency_keys())
+        """
+        path = self.path
+
+        def connect() -> sqlite3.Connection:
+            return sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+
+        return SqlKeys(connect, "?")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None)

@@ -86,6 +86,11 @@ class Invocation:
             ask a person to approve a ``confirm`` capability (MCP elicitation, an A2A
             ``INPUT_REQUIRED`` task, the web page). ``None`` means no person can be asked, so
             a call that needs approval is refused (``AgentApprovalError``, ``"unavailable"``).
+        idempotency_key: the caller's name for one logical call (at most 255 characters),
+            or ``None``. A retry with the same key and the same input gets the first call's
+            outcome without running again (``docs/retries.md``); each transport reads it from
+            its wire (MCP ``_meta["io.modelcontextprotocol/idempotencyKey"]``, A2A message
+            metadata, the ``Idempotency-Key`` header).
     """
 
     id: str = field(default_factory=_NEXT_ID)
@@ -93,6 +98,7 @@ class Invocation:
     signal: asyncio.Event | None = None
     credentials: Any = None
     approver: Approver | None = None
+    idempotency_key: str | None = None
 
 
 _InvocationDraft = draft_class(Invocation)
@@ -114,6 +120,7 @@ def in_app_invocation() -> Invocation:
     inv.signal = None
     inv.credentials = None
     inv.approver = None
+    inv.idempotency_key = None
     inv.__class__ = Invocation
     return inv
 

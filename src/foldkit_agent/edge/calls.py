@@ -118,6 +118,8 @@ class CallRequest:
             (:meth:`~.disconnect.Watch.carries_call`).
         beat: a sign of life every ``interval`` seconds while the call waits.
         interval: seconds between beats.
+        idempotency_key: ``Invocation.idempotency_key``, as the transport read it off its
+            wire (``None``: the call has none).
     """
 
     transport: str
@@ -131,6 +133,7 @@ class CallRequest:
     scope: Mapping[str, Any] | None = None
     beat: Beat | None = None
     interval: float = DEFAULT_PROGRESS_INTERVAL
+    idempotency_key: str | None = None
 
 
 class CallsInFlight:
@@ -345,6 +348,7 @@ def _invocation(
     inv.signal = signal
     inv.credentials = request.credentials
     inv.approver = approver
+    inv.idempotency_key = request.idempotency_key
     inv.__class__ = Invocation
     return inv
 

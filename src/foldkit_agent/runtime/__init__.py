@@ -17,6 +17,7 @@ from .bound import (
     bind,
 )
 from .drain import Drained, drain, drain_timeout
+from .idempotency import DEFAULT_KEY_TTL, IDEMPOTENCY_HEADER, IDEMPOTENCY_META, IdempotencyKeys
 from .outcome import (
     Outcome,
     OutcomeKind,
@@ -28,11 +29,15 @@ from .results import (
 )
 
 __all__ = [
+    "DEFAULT_KEY_TTL",
+    "IDEMPOTENCY_HEADER",
+    "IDEMPOTENCY_META",
     "AgentRuntime",
     "Change",
     "CompletionOutcome",
     "DispatchResult",
     "Drained",
+    "IdempotencyKeys",
     "Invocation",
     "Outcome",
     "OutcomeKind",

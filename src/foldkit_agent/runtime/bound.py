@@ -37,6 +37,7 @@ from ..errors import (
     AgentResourceError,
 )
 from ._otel import provider_set
+from .idempotency import IdempotencyKeys
 from .outcome import Outcome, summarize
 from .pipeline import Call
 from .plan import Plan, holds, plan_for
@@ -100,6 +101,7 @@ class AgentRuntime(Generic[M, P, E]):
         audit: AuditLog | None,
         principal: PrincipalProvider | None,
         approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT,
+        idempotency: IdempotencyKeys | None = None,
     ) -> None:
         self.definition = definition
         self.host = host
@@ -109,6 +111,9 @@ class AgentRuntime(Generic[M, P, E]):
         """Each capability's :class:`~foldkit_agent.runtime.plan.Plan`, by name (read-only)."""
         self._replan()
         self.approval_timeout = approval_timeout
+        self.idempotency = IdempotencyKeys() if idempotency is None else idempotency
+        """Where the calls' idempotency keys are kept, and for how long (settable: ``serve``
+        keeps them in the audit database)."""
         self.messages: RuntimeMessages[E] = RuntimeMessages(self)
         self.resources = RuntimeResources(self)
         self.calls_in_flight: set[Call] = set()
@@ -465,6 +470,7 @@ def bind(
     audit: AuditLog | None = None,
     principal: PrincipalProvider[P] | None = None,
     approval_timeout: float | timedelta = DEFAULT_APPROVAL_TIMEOUT,
+    idempotency: IdempotencyKeys | None = None,
 ) -> AgentRuntime[M, P, E]:
     """Bind a contract to a live application.
 
@@ -483,6 +489,9 @@ def bind(
             ``invocation.credentials``. Required when any capability has ``authorize``.
         approval_timeout: seconds (or a ``timedelta``) a ``confirm`` call waits for a
             person's answer before it is refused with reason ``"timeout"``; default 300.
+        idempotency: where calls' idempotency keys are kept and for how long
+            (:class:`~foldkit_agent.runtime.IdempotencyKeys`); default in memory, per process,
+            24 hours.
 
     Raises:
         AgentContractError: the host lacks ``model``/``dispatch``; the host declares the
@@ -545,4 +554,4 @@ def bind(
         or seconds == float("inf")
     ):
         raise AgentContractError("bind(approval_timeout=...) takes a positive number of seconds")
-    return AgentRuntime[M, P, E](definition, host, audit, principal, float(seconds))
+    return AgentRuntime[M, P, E](definition, host, audit, principal, float(seconds), idempotency)

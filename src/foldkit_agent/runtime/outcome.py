@@ -12,7 +12,13 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from ..errors import AgentCancelledError, AgentCompletionTimeoutError, AgentError, AgentHostError
+from ..errors import (
+    AgentCancelledError,
+    AgentCompletionTimeoutError,
+    AgentError,
+    AgentHostError,
+    AgentIdempotencyError,
+)
 from .results import DispatchResult
 
 __all__ = ["DEFECT", "DEFECT_TEXT", "Outcome", "OutcomeKind", "defect", "summarize"]
@@ -99,8 +105,10 @@ def summarize(result: DispatchResult | BaseException, *, capability: str | None 
         return Outcome(False, "failed", result.name, _failure_text(result.name, data), data)
     if isinstance(result, AgentError):
         data = result.to_json()
-        unknown = isinstance(result, AgentCompletionTimeoutError | AgentHostError) or (
-            isinstance(result, AgentCancelledError) and result.dispatched is not False
+        unknown = (
+            isinstance(result, AgentCompletionTimeoutError | AgentHostError)
+            or (isinstance(result, AgentCancelledError) and result.dispatched is not False)
+            or (isinstance(result, AgentIdempotencyError) and result.reason == "unknown")
         )
         if isinstance(result, AgentHostError) and result.dispatched is False:
             unknown = False

@@ -11,7 +11,10 @@ is absent costs one attribute read:
    nowhere else in the invocation), then ``available(model)``;
 3. decode - the plan's strict decoder (:mod:`..contract.schema`);
 4. :meth:`~Call.authorize` - resolve the principal (only where it is needed) and run
-   ``authorize``; a principal provider that fails refuses here, and only here;
+   ``authorize``; a principal provider that fails refuses here, and only here; then, only
+   for a call that carries ``Invocation.idempotency_key``, claim the key
+   (:meth:`IdempotencyKeys.claim <foldkit_agent.runtime.idempotency.IdempotencyKeys.claim>`):
+   a retry answers its first call's outcome here, or is refused, and runs nothing more;
 5. :meth:`~Call.construct` the Message (``to_message`` sees the same snapshot);
 6. :meth:`~Call.confirm` - ask ``invocation.approver`` about that very Message (DESIGN §11);
 7. :meth:`~Call.send` it to the host;
@@ -20,7 +23,8 @@ is absent costs one attribute read:
 "Delivery unknown" is tracked on :attr:`Call.host_called`, set the moment before
 ``host.dispatch`` is called: a failure before that is a refusal (nothing was sent), a failure
 after it leaves the outcome unknown. Whatever happens, :meth:`Call.run` writes the call's one
-audit entry and releases what it held (its place in flight, its invocation id) on the way out.
+audit entry and releases what it held (its place in flight, its invocation id, its
+idempotency key, which keeps the outcome) on the way out.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from ..errors import (
     InputRejected,
 )
 from .approve import approve
+from .idempotency import Held
 from .outcome import DEFECT
 from .plan import Plan, holds
 from .race import Abort, Deadline, race
@@ -172,6 +177,8 @@ class Call:
         decision: Decision = "refused"
         outcome = "ok"
         claimed = asked = cancelled = False
+        held: Held | None = None
+        result: DispatchResult | None = None
         try:
             plan = self.resolve()  # 1 (from here on the call holds its invocation id)
             claimed = True
@@ -182,6 +189,14 @@ class Call:
                 await self.authorize(plan, decoded)
             elif self.signal.is_set():  # only its final check
                 raise self.cancelled(False)
+            key = self.invocation.idempotency_key
+            if key is not None:  # a retry answers its first call's outcome (.idempotency)
+                asked = True
+                got = await rt.idempotency.claim(self, plan, decoded, key)
+                if not isinstance(got, Held):
+                    outcome = "replayed"  # audited as sending nothing, which it did not
+                    return got
+                held = got
             message: Message = decoded if plan.to_message is None else self.construct(plan, decoded)
             if plan.confirm is not None:  # 6
                 await self.confirm(plan, decoded, message)
@@ -190,7 +205,8 @@ class Call:
                 if sent is not None:
                     await self.awaited(sent, None, None, "host dispatch")
                 decision = "dispatched"
-                return dispatch_result(plan.name, plan.tag, message, self.invocation, None)
+                result = dispatch_result(plan.name, plan.tag, message, self.invocation, None)
+                return result
             result = await self.wait(plan, plan.completion, message, decoded)  # 8
             decision = "dispatched"
             outcome = result.completion.status if result.completion else "ok"
@@ -216,6 +232,8 @@ class Call:
             audit = self.audit
             inv = self.invocation
             try:
+                if held is not None:
+                    await held.end(self, result)
                 if audit is not None:
                     ticket = audit.note(
                         inv.id,

@@ -11,10 +11,13 @@ import anyio
 
 from ...audit.forward import AuditSink
 from ...audit.log import AuditLog, audit_log
+from ...audit.postgres import PostgresAuditSink
+from ...audit.sqlite import SqliteAuditSink
 from ...runtime.bound import AgentRuntime
+from ...runtime.idempotency import DEFAULT_KEY_TTL, IdempotencyKeys
 from ..loading import TargetError
 
-__all__ = ["AUDIT_HELP", "attach_audit", "audited", "open_sink"]
+__all__ = ["AUDIT_HELP", "attach_audit", "audited", "keep_keys", "open_sink"]
 
 AUDIT_HELP = (
     "Store every audit entry: sqlite:PATH, jsonl:PATH or postgres:DSN (a postgresql:// URI "
@@ -71,13 +74,33 @@ def attach_audit(rt: AgentRuntime[Any, Any], sink: AuditSink) -> AuditLog:
     return rt.audit
 
 
+def keep_keys(
+    rt: AgentRuntime[Any, Any], sink: AuditSink | None, ttl: float, namespace: str = ""
+) -> None:
+    """Keep ``rt``'s idempotency keys for ``ttl`` seconds, under ``namespace`` (a tenant):
+    in ``sink``'s database when it is SQLite or PostgreSQL (every worker and restart sees
+    them), else in the process."""
+    if isinstance(sink, SqliteAuditSink | PostgresAuditSink):
+        rt.idempotency = IdempotencyKeys(sink.idempotency_keys(), ttl=ttl, namespace=namespace)
+    elif ttl != rt.idempotency.ttl or namespace:
+        rt.idempotency = IdempotencyKeys(rt.idempotency.store, ttl=ttl, namespace=namespace)
+
+
 @asynccontextmanager
-async def audited(rt: AgentRuntime[Any, Any], sink: AuditSink | None) -> AsyncGenerator[None]:
-    """Send ``rt``'s entries to ``sink`` while inside; flush and close it afterwards.
+async def audited(
+    rt: AgentRuntime[Any, Any],
+    sink: AuditSink | None,
+    keys_ttl: float = DEFAULT_KEY_TTL,
+    *,
+    namespace: str = "",
+) -> AsyncGenerator[None]:
+    """Send ``rt``'s entries to ``sink`` while inside; flush and close it afterwards. The
+    idempotency keys are kept for ``keys_ttl`` seconds, with ``sink`` (:func:`keep_keys`).
 
     Raises:
         TargetError: the runtime's log already has a sink of its own.
     """
+    keep_keys(rt, sink, keys_ttl, namespace)
     if sink is None:
         yield
         return

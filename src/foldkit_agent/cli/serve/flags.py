@@ -113,6 +113,12 @@ FLAGS: Final[dict[str, Flag]] = {
     ),
     "audit": Flag(AUDIT_HELP, "SPEC"),
     "audit_durable": Flag("With --audit: answer each call only after its audit entry is stored"),
+    "idempotency_ttl": Flag(
+        "Seconds an idempotency key counts after its first call (a retry with it gets the "
+        "first answer); kept in the --audit database when it is sqlite: or postgres:, so "
+        "every worker and restart sees them, else per process; see docs/retries.md",
+        "SECONDS",
+    ),
     "listing": Flag(
         "What MCP tools/list shows: 'available' (what is available now; for clients that "
         "re-list on tools/list_changed), 'all' (every capability, refused while unavailable) or "

@@ -162,7 +162,10 @@ async def _serve(
                     prefix = "/{tenant}" if options.tenant_from == "path" else "/"
                     runtimes = OpenRuntimes(tenants)
                     return await serve_http(options, tenants, prefix, runtimes, task_store)
-            async with open_runtime(loaded, options.target) as rt, audited(rt, sink):
+            async with (
+                open_runtime(loaded, options.target) as rt,
+                audited(rt, sink, options.idempotency_ttl),
+            ):
                 if options.mcp == "stdio":
                     await serve_stdio(rt, options, guard)
                     return None

@@ -24,6 +24,7 @@ from ...edge.connections import (
 from ...edge.hosts import LOOPBACK_HOSTS
 from ...edge.progress import DEFAULT_PROGRESS_INTERVAL
 from ...edge.tokens import Grant, TokenTable
+from ...runtime.idempotency import DEFAULT_KEY_TTL
 
 if TYPE_CHECKING:
     from ...adapters.mcp.local import LocalUser
@@ -110,6 +111,8 @@ class ServeOptions:
         rate_limit, rate_limit_storage: requests one caller may make to the HTTP adapters
             (``"100/minute"``; ``None``: no limit) and the ``limits`` storage counting them
             and the capabilities' declared ``rate=`` (``memory://``: per worker process).
+        idempotency_ttl: seconds an idempotency key counts after its first call (kept in the
+            ``--audit`` database when it is SQLite or PostgreSQL, else per process).
 
     Raises:
         ServeOptionsError: a value out of range, or flags that do not go together (one
@@ -146,6 +149,7 @@ class ServeOptions:
     a2a_task_store: str | None = None
     rate_limit: str | None = None
     rate_limit_storage: str = "memory://"
+    idempotency_ttl: float = DEFAULT_KEY_TTL
 
     def __post_init__(self) -> None:
         for check in (
@@ -254,6 +258,11 @@ class ServeOptions:
         interval = self.progress_interval
         if not 0 < interval < float("inf"):
             return f"--progress-interval must be a positive number of seconds, got {interval}"
+        if not 0 < self.idempotency_ttl < float("inf"):
+            return (
+                "--idempotency-ttl must be a positive number of seconds, "
+                f"got {self.idempotency_ttl}"
+            )
         drain = self.drain_timeout
         if drain is not None and not 0 <= drain < float("inf"):
             return f"--drain-timeout must be a number of seconds >= 0, got {drain}"

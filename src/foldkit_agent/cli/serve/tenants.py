@@ -91,10 +91,13 @@ def close_sink(sink: AuditSink) -> None:
 
 @asynccontextmanager
 async def _tenant_runtime(
-    loaded: Any, reference: str, tenant: str, audit: str | None, durable: bool
+    loaded: Any, reference: str, tenant: str, audit: str | None, durable: bool, keys_ttl: float
 ) -> AsyncGenerator[AgentRuntime[Any, Any]]:
     sink = None if audit is None else open_sink(audit, durable=durable)
-    async with open_runtime(partial(loaded, tenant), reference) as rt, audited(rt, sink):
+    async with (
+        open_runtime(partial(loaded, tenant), reference) as rt,
+        audited(rt, sink, keys_ttl, namespace=tenant),  # one tenant's keys answer only it
+    ):
         yield rt
 
 
@@ -134,7 +137,7 @@ async def serve_tenants(loaded: Any, options: ServeOptions) -> AsyncGenerator[Te
     audit, durable, reference = options.audit, options.audit_durable, options.target
 
     def factory(tenant: str) -> Any:
-        return _tenant_runtime(loaded, reference, tenant, audit, durable)
+        return _tenant_runtime(loaded, reference, tenant, audit, durable, options.idempotency_ttl)
 
     key = options.tenant_from
     mode: Any = own_path_tenant if key == "path" and options.tokens else key
