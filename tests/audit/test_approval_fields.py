@@ -127,7 +127,7 @@ def test_a_database_from_before_approval_gains_the_columns_and_keeps_its_rows(
     ]
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)  # 4: the idempotency_keys table
+        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
     finally:
         conn.close()
 
