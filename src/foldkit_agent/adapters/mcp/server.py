@@ -45,6 +45,7 @@ from collections.abc import (
     Awaitable,
     Callable,
 )
+from dataclasses import replace
 from typing import Any, Final, Literal
 
 import mcp.types as types
@@ -296,10 +297,10 @@ class _Adapter:
             name, payload = called
         else:
             name, payload = params.name, {} if params.arguments is None else params.arguments
-        meta = params.meta  # SEP-3182's key, when the call carries one
-        given = None if meta is None else meta.get(IDEMPOTENCY_META)
-        key = None if given is None else key_from(given)
-        got = await self.calls.run(rt, name, payload, await self.call_request(ctx, rt, name, key))
+        request, meta = await self.call_request(ctx, rt, name), params.meta
+        if meta is not None and (given := meta.get(IDEMPOTENCY_META)) is not None:  # SEP-3182
+            request = replace(request, idempotency_key=key_from(given))
+        got = await self.calls.run(rt, name, payload, request)
         if isinstance(got, ParkedApproval):
             return types.InputRequiredResult(
                 input_requests={INPUT_KEY: elicit_request(got.request)}, request_state=got.key
@@ -307,15 +308,10 @@ class _Adapter:
         return _result(got)
 
     async def call_request(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        rt: AgentRuntime[Any, Any],
-        name: str,
-        key: str | None = None,
+        self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
     ) -> CallRequest:
         """What this request brings to a call of ``name``: who calls (caps and credentials),
-        how a person is asked, the disconnect watch, the progress beat and the idempotency
-        ``key`` read from ``_meta`` (:data:`~foldkit_agent.runtime.IDEMPOTENCY_META`).
+        how a person is asked, the disconnect watch and the progress beat.
 
         The beat sends ``notifications/progress``; the SDK sends it only when the call carried
         a ``progressToken`` (on the in-process transport, a progress callback), otherwise each
@@ -326,7 +322,7 @@ class _Adapter:
         caller = ANONYMOUS if scope is None else caller_key(scope)
         plan = rt.plans.get(name)
         if plan is None or not plan.may_wait:  # nothing to ask or beat for
-            return CallRequest(TRANSPORT, caller, credentials, scope=scope, idempotency_key=key)
+            return CallRequest(TRANSPORT, caller, credentials, scope=scope)
         asks = plan.asks_person  # else no person is ever asked: none to find
         interval = self.progress_interval
 
@@ -343,7 +339,6 @@ class _Adapter:
             scope=scope,
             beat=beat,
             interval=interval,
-            idempotency_key=key,
         )
 
     def catalog_call(
