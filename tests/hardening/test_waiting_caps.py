@@ -1,15 +1,16 @@
 """One caller trying to start 1,040 calls that wait for a person locks nobody else out, on a
 real ``foldkit-agent serve`` (MCP over HTTP, A2A and the page, several tokens).
 
-The caller is, in turn, an anonymous page visitor with many made-up sessions, one token on a
+The caller is, in turn, a page visitor signed in many times with one token (the server has
+``--token``, so the page answers only a signed-in person), one token on a
 handshake-era MCP session whose client elicits (and never answers), one token over A2A, and
 one token over 2026-era MCP. Everything asserted is what the server said: which attempts were
 put to a person and which were refused naming the per-caller cap (with nothing sent), the
 answers another caller got on every transport while the attempts ran and while the caller held
 its share, each waiting call's last answer when the caller lets go, and the audit entries the
 server stored. The cap on calls waiting for a person is counted per caller across every
-transport, and every anonymous caller together is one caller (``foldkit_agent.edge.calls``),
-so the page visitor's share is the anonymous share.
+transport, and every session of one signed-in person is that one caller
+(``foldkit_agent.edge.calls``), so the page visitor's share is dave's share.
 
 One server serves every case in turn, with a total cap (``--max-waiting``) only twice one
 caller's share: a case that left a single share of calls waiting behind would leave the next
@@ -57,10 +58,12 @@ more than ``SHARE``)."""
 ALICE = "alice-token-0123456789"
 CAROL = "carol-token-0123456789"
 BOB = "bob-token-0123456789"
+DAVE = "dave-token-0123456789"
 SERVE = (
     "tests.support.waiting_app:runtime",
     "--mcp", "http", "--a2a", "--webmcp",
     "--token", f"{ALICE}=alice", "--token", f"{CAROL}=carol", "--token", f"{BOB}=bob",
+    "--token", f"{DAVE}=dave",
     "--max-waiting-per-caller", str(SHARE), "--max-waiting", str(TOTAL),
     "--keep-alive", "120",  # the client's idle connections stay usable between the phases
     "--audit-durable",  # each answer comes once its entry is stored: the file can be read
@@ -102,7 +105,7 @@ class Case:
 
 
 async def _page_visitor(http: Http) -> Holder:
-    return Page(http, sessions=ATTEMPTS // 4)
+    return Page(http, sessions=ATTEMPTS // 4, token=DAVE)
 
 
 async def _handshake_mcp(http: Http) -> Holder:
@@ -120,7 +123,7 @@ async def _modern_mcp(http: Http) -> Holder:
 CANCELLED = ("AgentCancelledError", None)  # nobody's answer recorded: the call was cancelled
 DECLINED = ("AgentApprovalError", "declined")
 CASES = {
-    "page visitor, many sessions": Case(_page_visitor, None, DECLINED),
+    "page visitor, many sessions": Case(_page_visitor, "dave", DECLINED),
     "token, handshake-era MCP, eliciting": Case(_handshake_mcp, "alice", CANCELLED),
     "token, A2A": Case(_a2a, "alice", CANCELLED),
     "token, 2026-era MCP": Case(_modern_mcp, "carol", DECLINED),
@@ -189,7 +192,7 @@ async def _another_caller_is_served_everywhere(http: Http) -> None:
     task = await A2a(http, BOB).send("add_item", {"title": "jam"})
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task_text(task)
 
-    page = Page(http, sessions=1)
+    page = Page(http, sessions=1, token=BOB)
     answered = await page.invoke(page.sessions[0], "add_item", {"title": "tea"})
     assert answered.status == 200, answered.text
     assert answered.json()["isError"] is False, answered.text

@@ -3,7 +3,8 @@ tests of calls that wait for a person.
 
 ``note`` is ``confirm=True`` and always available (every call of it asks a person);
 ``rename_item`` never asks and is always available (a call that is served at once). The
-principal is the verified bearer token's subject (``None`` on the page, which has no login),
+principal is the verified bearer token's subject (on the page, the signed-in person's; ``None``
+without tokens),
 and the audit records it.
 
     foldkit-agent serve tests.support.waiting_app:runtime --mcp http --a2a --webmcp ...

@@ -459,22 +459,40 @@ def task_text(task: dict[str, Any]) -> str:
     return task["status"]["state"] + ": " + "".join(p.get("text", "") for p in parts)
 
 
-# -- the page: an anonymous visitor, many made-up sessions ------------------------------------
+# -- the page: a visitor with many sessions -----------------------------------------------------
 
 
 class Page:
-    """An anonymous page visitor cycling through ``sessions`` made-up session cookies."""
+    """A page visitor cycling through ``sessions`` sessions: made-up session cookies of an
+    anonymous visitor, or, with ``token`` (a server with ``--token``), as many sign-ins of the
+    person of that token (``POST /console/sign-in``)."""
 
     transport = "webmcp"
 
-    def __init__(self, http: Http, sessions: int) -> None:
+    def __init__(self, http: Http, sessions: int, token: str | None = None) -> None:
         self.http = http
         self.sessions = [f"made-up-{n}-{uuid.uuid4().hex}" for n in range(sessions)]
+        self.token = token
         self.tokens: dict[str, str] = {}
+        self.cookies: dict[str, str] = {}
+        self.signing_in = anyio.Lock()
+
+    async def cookie(self, sid: str) -> dict[str, str]:
+        """The cookie of session ``sid``: made up, or what signing in set."""
+        if self.token is None:
+            return {"Cookie": f"{SESSION_COOKIE}={sid}"}
+        async with self.signing_in:  # once per session, however many attempts share it
+            if sid not in self.cookies:
+                headers = {"Origin": self.http.origin, "Content-Type": "application/json"}
+                payload = {"token": self.token}
+                r = await self.http.request("POST", "/console/sign-in", headers, payload)
+                assert r.status == 200, r.text
+                self.cookies[sid] = r.headers["set-cookie"].split(";")[0]
+        return {"Cookie": self.cookies[sid]}
 
     async def headers(self, sid: str) -> dict[str, str]:
         """The headers of a page request in session ``sid`` (its CSRF token asked once)."""
-        cookie = {"Cookie": f"{SESSION_COOKIE}={sid}"}
+        cookie = await self.cookie(sid)
         if sid not in self.tokens:
             r = await self.http.request("GET", "/agent/session", cookie)
             assert r.status == 200, r.text

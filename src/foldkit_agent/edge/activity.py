@@ -7,9 +7,14 @@
 the log keeps it) and never the Model (the log has none). An application adds what the person
 did in its own page with :meth:`ActivityFeed.add_person`, so one feed tells the whole story.
 
-Memory is bounded: one ring of ``keep`` items, shared by every reader; a reader remembers only
-the sequence number it has seen, and one that fell more than ``keep`` items behind is told how
-many it missed. :func:`foldkit_agent.adapters.web.activity_endpoint` streams a feed to a page.
+Refusals are kept apart: a refused call goes to a ring of its own (``keep`` items too), so a
+burst of cheap refused calls never pushes an agent's real action out of view; a view then
+folds them ("20 refused calls": the console's activity view does).
+
+Memory is bounded: two rings of ``keep`` items (actions, refusals), shared by every reader; a
+reader remembers only the sequence number it has seen, and one that fell more than ``keep``
+items behind is told how many it missed.
+:func:`foldkit_agent.adapters.web.activity_endpoint` streams a feed to a page.
 
 Example::
 
@@ -92,12 +97,13 @@ def _principal_text(value: Any) -> str | None:
 
 
 class ActivityFeed:
-    """The last ``keep`` things that happened on a runtime, for readers to wait on.
+    """The last ``keep`` actions and the last ``keep`` refusals on a runtime, for readers to
+    wait on.
 
     Args:
         audit: the log to follow (``runtime.audit``); ``None`` for a feed the application
             fills alone.
-        keep: items kept (at least 1; default 50).
+        keep: items kept of each kind, actions and refusals (at least 1; default 50).
 
     The feed is fed from any thread (the audit log calls it on the recording thread) and read
     on one event loop. Call :meth:`close` to stop following the log.
@@ -111,6 +117,7 @@ class ActivityFeed:
             raise ValueError("an activity feed keeps at least 1 item")
         self.keep = keep
         self._items: deque[ActivityItem] = deque(maxlen=keep)
+        self._refused: deque[ActivityItem] = deque(maxlen=keep)
         self._seq = itertools.count(1)
         self._last = 0
         self._lock = threading.Lock()
@@ -175,7 +182,7 @@ class ActivityFeed:
                 approval=entry.approval,
                 approved_by=None if entry.approved_by is None else entry.approved_by[:100],
             )
-            self._items.append(item)
+            (self._refused if item.decision == "refused" else self._items).append(item)
             self._last = item.seq
             loop = self._loop
         if loop is not None:
@@ -201,7 +208,10 @@ class ActivityFeed:
         """
         with self._lock:
             items = [i for i in self._items if i.seq > seq]
+            refused = [i for i in self._refused if i.seq > seq]
             last = self._last
+        if refused:
+            items = sorted(items + refused, key=lambda i: i.seq)
         if at_most is not None and len(items) > at_most:
             items = items[len(items) - at_most :]
         missed = last - seq - len(items) if last > seq else 0

@@ -16,16 +16,21 @@ for every transport. An entry leaves when its call ends: answered, timed out by 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
 from .callers import DEFAULT_WAITING, DEFAULT_WAITING_PER_CALLER
 
-__all__ = ["Asked", "ParkedApproval", "ParkedApprovals"]
+__all__ = ["Asked", "ParkedApproval", "ParkedApprovals", "ParkedWatcher"]
 
 Asked = asyncio.Future[tuple[ApprovalRequest, asyncio.Future[Approval]]]
 """Set when the runtime asks the per-call approver: the request and where its answer goes."""
+
+ParkedWatcher = Callable[["ParkedApproval", bool], None]
+"""``(parked, still_waiting)``: told when a call is parked (``True``) and when it leaves
+(``False``); called on the event loop, and it must not raise."""
 
 
 @dataclass
@@ -40,6 +45,9 @@ class ParkedApproval:
         task: the running invocation.
         request: what the person is asked.
         answer: set it to the person's :class:`Approval` to resume the call.
+        transport: ``Invocation.transport`` of the call (``"mcp"``, ``"a2a"``, ``"webmcp"``).
+        caller: whose caps it counts against (:func:`~.callers.caller_key`'s
+            ``"principal:<subject>"``, a page's ``"page-user:<id>"``, ``"anonymous"``).
     """
 
     key: str
@@ -48,6 +56,8 @@ class ParkedApproval:
     task: asyncio.Future[Any]
     request: ApprovalRequest
     answer: asyncio.Future[Approval]
+    transport: str = ""
+    caller: str = ""
 
     def decide(self, approval: Approval) -> bool:
         """Hand the call its answer; ``False`` when it had already ended or been answered."""
@@ -78,6 +88,7 @@ class ParkedApprovals:
         self._parked: dict[str, ParkedApproval] = {}
         self._per_caller = per_caller
         self._total = total
+        self._watchers: list[ParkedWatcher] = []
 
     def __len__(self) -> int:
         return len(self._parked)
@@ -92,6 +103,12 @@ class ParkedApprovals:
     def of(self, owner: str | None) -> list[ParkedApproval]:
         """This caller's parked calls, oldest first."""
         return [p for p in self._parked.values() if p.owner == owner]
+
+    def watch(self, watcher: ParkedWatcher) -> Callable[[], None]:
+        """Tell ``watcher`` of every call parked from now on and of each one leaving (what a
+        console showing the waiting calls follows); returns the function that stops it."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
     @staticmethod
     def asker() -> tuple[Approver, Asked]:
@@ -124,6 +141,8 @@ class ParkedApprovals:
         task: asyncio.Future[Any],
         request: ApprovalRequest,
         answer: asyncio.Future[Approval],
+        transport: str = "",
+        caller: str = "",
     ) -> ParkedApproval | None:
         """Park a call under ``key``; ``None`` (nothing parked) when a bound is reached or the
         key is taken. The entry leaves by itself when the call ends."""
@@ -131,10 +150,20 @@ class ParkedApprovals:
             return None
         if sum(1 for p in self._parked.values() if p.owner == owner) >= self._per_caller:
             return None
-        parked = ParkedApproval(key, capability, owner, task, request, answer)
+        parked = ParkedApproval(key, capability, owner, task, request, answer, transport, caller)
         self._parked[key] = parked
         task.add_done_callback(lambda t: self._ended(key, t))
+        for watcher in self._watchers:
+            watcher(parked, True)
         return parked
+
+    def get(self, key: str) -> ParkedApproval | None:
+        """The parked call under ``key``, whoever's it is (left in place), else ``None``."""
+        return self._parked.get(key)
+
+    def all(self) -> list[ParkedApproval]:
+        """Every parked call, oldest first."""
+        return list(self._parked.values())
 
     def full(self, owner: str | None) -> Exception:
         """Why :meth:`park` refused a call of ``owner``, for its approver to raise.
@@ -160,8 +189,14 @@ class ParkedApprovals:
         if capability is not None and parked.capability != capability:
             return None
         del self._parked[key]
+        for watcher in self._watchers:
+            watcher(parked, False)
         return parked
 
     def _ended(self, key: str, task: asyncio.Future[Any]) -> None:
-        if self._parked.pop(key, None) is not None and not task.cancelled():
+        parked = self._parked.pop(key, None)
+        if parked is not None and not task.cancelled():
             task.exception()  # never resumed: its refusal is audited, and nobody waits for it
+        if parked is not None:
+            for watcher in self._watchers:
+                watcher(parked, False)

@@ -242,7 +242,9 @@ class CallsInFlight:
         assert asked is not None  # settle() returns None only once the call asked
         question, answer = asked.result()
         key = request.key or secrets.token_urlsafe(32)
-        parked = self.parked.park(key, name, request.owner, call, question, answer)
+        parked = self.parked.park(
+            key, name, request.owner, call, question, answer, request.transport, request.caller
+        )
         if parked is not None:
             return parked
         answer.set_exception(RuntimeError("the call could not be parked: its key is taken"))

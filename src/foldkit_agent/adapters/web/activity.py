@@ -38,7 +38,7 @@ from starlette.types import Receive, Scope, Send
 from ...edge.activity import ActivityFeed, ActivityItem
 from .feed import unless_shutdown
 
-__all__ = ["activity_endpoint"]
+__all__ = ["ReleasingStream", "activity_endpoint"]
 
 Visible = Callable[[Request, ActivityItem], bool]
 
@@ -110,7 +110,7 @@ def activity_endpoint(
                 if data["items"] or missed:
                     yield ServerSentEvent(json.dumps(data), event="activity")
 
-        return _Stream(
+        return ReleasingStream(
             stream(),
             release,
             ping=ping,
@@ -122,7 +122,7 @@ def activity_endpoint(
     return endpoint
 
 
-class _Stream(EventSourceResponse):
+class ReleasingStream(EventSourceResponse):
     """An event stream that gives its session's slot back however it ends (HEAD included)."""
 
     def __init__(self, content: Any, release: Callable[[], None], **options: Any) -> None:

@@ -33,12 +33,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, request_response
 
 from ...edge.guard import EdgeGuard, Rules
 from ...edge.hosts import HostPolicy
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
+from .signin import SIGN_IN_PAGE, People
 from .surface import DEFAULT_MAX_BODY, SurfaceTarget, agent_surface
 
 __all__ = ["BRIDGE_FILE", "bridge_script", "mount", "script_tag", "webmcp_app", "webmcp_surface"]
@@ -205,6 +206,7 @@ def webmcp_app(
     path: str = "/agent",
     head_scripts: tuple[str, ...] = (),
     options: HttpOptions = DEFAULT_HTTP_OPTIONS,
+    people: People | None = None,
     **surface: Any,
 ) -> Starlette:
     """A complete app: a plain page at ``/`` that shows the context and loads the bridge,
@@ -220,6 +222,10 @@ def webmcp_app(
             (:class:`~foldkit_agent.edge.HttpOptions`): the page at ``/`` holds to its
             ``allowed_hosts``, the surface reads it as
             :func:`~foldkit_agent.adapters.web.surface.agent_surface` does.
+        people: with sign-in (:class:`~foldkit_agent.adapters.web.signin.People`), the page
+            answers only a signed-in person (``GET /`` redirects to the console's sign-in)
+            and the surface takes its session and credentials from them, so a browser
+            agent's calls carry the person; ``None``: no sign-in (serve it on loopback only).
         **surface: the other keywords of :func:`webmcp_surface`.
 
     Returns:
@@ -245,8 +251,14 @@ def webmcp_app(
         bridge=script_tag(base),
     )
 
-    async def homepage(_request: Request) -> Response:
+    async def homepage(request: Request) -> Response:
+        if people is not None and people.session_of(request) is None:
+            return RedirectResponse(SIGN_IN_PAGE, status_code=303)
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    if people is not None:
+        surface.setdefault("session_of", people.session_of)
+        surface.setdefault("credentials_of", people.credentials_of)
 
     # The page passes the same edge guard as the surface: the one Host policy (a GET page
     # takes no credentials and no body).

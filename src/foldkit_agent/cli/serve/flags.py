@@ -66,6 +66,11 @@ FLAGS: Final[dict[str, Flag]] = {
     ),
     "a2a": Flag("Serve A2A (agent card + JSON-RPC + REST)", panel=ADAPTERS),
     "webmcp": Flag("Serve a page at / whose capabilities are WebMCP tools", panel=ADAPTERS),
+    "console": Flag(
+        "Serve the console at /console: calls waiting for a person (every transport's), who "
+        "did what, the context; with --token people sign in to it (and to the page)",
+        panel=ADAPTERS,
+    ),
     "native_tokens": Flag(
         "Serve the endpoint generated Agent Native actions call, at /native, for servers "
         "sending this bearer token (repeatable; at least 16 characters)",
@@ -97,8 +102,9 @@ FLAGS: Final[dict[str, Flag]] = {
         "--http",
     ),
     "tokens": Flag(
-        "Require a bearer token for MCP and A2A over HTTP (the A2A card stays public): "
-        "TOKEN=SUBJECT[;SCOPE,...], repeatable",
+        "Require a bearer token for MCP and A2A over HTTP (the A2A card stays public), and a "
+        "person's sign-in with one for the page and the console: TOKEN=SUBJECT[;SCOPE,...] "
+        "(scope 'approver': answers every caller's requests), repeatable",
         "SPEC",
         CALLERS,
         "--token",

@@ -248,11 +248,12 @@ def _announce(options: ServeOptions, origin: str, at: str) -> None:
         _say(f"serving A2A at {at}/.well-known/agent-card.json")
     if options.webmcp:
         _say(f"serving the WebMCP page at {origin}/")
-        if options.tokens:
-            _say(
-                "  (the page has no sign-in: its calls are anonymous, --token does not "
-                "apply to it, and capabilities that authorize refuse them)"
-            )
+    if options.serves_console:
+        _say(f"serving the console at {origin}/console")
+    if options.signs_in:
+        _say("  people sign in with a --token to use the page and the console")
+    elif options.webmcp or options.console:
+        _say("  no --token: no sign-in, so the page and the console answer on loopback only")
     if options.native:
         _say(
             f"serving Agent Native actions at {origin}/native "

@@ -54,6 +54,13 @@ class ServeOptionsError(ValueError):
     """Options ``serve`` cannot run with; the message is one line naming the flags."""
 
 
+def console_streams() -> int:
+    """The console's cap on its open event streams (read only when ``--console`` is on)."""
+    from ...adapters.web.console import CONSOLE_STREAMS
+
+    return CONSOLE_STREAMS
+
+
 def parse_tokens(specs: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
     """Parse ``--token TOKEN=SUBJECT[;SCOPE,SCOPE...]`` options.
 
@@ -90,6 +97,8 @@ class ServeOptions:
         target: the ``MODULE:ATTR`` reference of the runtime (factory).
         mcp: ``"stdio"``, ``"http"`` or ``None`` (no MCP).
         a2a, webmcp: serve A2A; serve the WebMCP page.
+        console: serve the console at ``/console`` (the calls waiting for a person, the
+            activity, the context); with ``tokens`` people sign in to it and to the page.
         native_tokens: bearer tokens of the Agent Native endpoint at ``/native`` (none: not
             served); each at least 16 characters.
         host, port: where HTTP listens (``port=0`` picks a free one).
@@ -127,6 +136,7 @@ class ServeOptions:
     mcp: str | None = None
     a2a: bool = False
     webmcp: bool = False
+    console: bool = False
     native_tokens: tuple[str, ...] = ()
     host: str = "127.0.0.1"
     port: int = 8000
@@ -183,6 +193,16 @@ class ServeOptions:
         return bool(self.native_tokens)
 
     @property
+    def signs_in(self) -> bool:
+        """Whether people sign in to the page and the console (there are ``tokens``)."""
+        return bool(self.tokens) and (self.webmcp or self.console)
+
+    @property
+    def serves_console(self) -> bool:
+        """Whether the console is served: asked for, or where the page's people sign in."""
+        return self.console or (self.webmcp and bool(self.tokens))
+
+    @property
     def loopback(self) -> bool:
         """Whether ``host`` is a loopback name (only then may the page be served)."""
         return self.host in LOOPBACK_HOSTS
@@ -226,6 +246,7 @@ class ServeOptions:
         return (
             (caps.streams if self.mcp == "http" else 0)
             + (caps.page_streams if self.webmcp else 0)
+            + (console_streams() if self.serves_console else 0)
             + (DEFAULT_PAGE_STREAMS if self.native else 0)
         )
 
@@ -239,7 +260,7 @@ class ServeOptions:
             )
         if self.mcp is None and not self.a2a and not self.webmcp and not self.native:
             return "choose at least one adapter: --mcp stdio|http, --a2a, --webmcp, --native-token"
-        if self.mcp == "stdio" and (self.a2a or self.webmcp or self.native):
+        if self.mcp == "stdio" and (self.a2a or self.webmcp or self.native or self.console):
             return "--mcp stdio uses standard input and output; serve the HTTP adapters separately"
         return None
 
@@ -307,11 +328,10 @@ class ServeOptions:
         return None
 
     def _check_hosts(self) -> str | None:
-        if self.webmcp and not self.loopback:
+        if (self.webmcp or self.console) and not self.loopback and not self.tokens:
             return (
-                "the --webmcp page has no sign-in, so it is served on loopback only; mount "
-                "foldkit_agent.adapters.web.webmcp in your own app (with your login) to serve "
-                "it wider"
+                "without --token the --webmcp page and the --console have no sign-in, so they "
+                "are served on loopback only; add --token TOKEN=SUBJECT for each person"
             )
         if self.mcp != "stdio" and not self.loopback and not self.allowed_hosts:
             return (
@@ -347,7 +367,7 @@ class ServeOptions:
             return f"--tenant-from takes {' or '.join(TENANT_MODES)}, got {mode!r}"
         if self.mcp == "stdio":
             return "--tenant-from serves many callers over HTTP; a --mcp stdio server has one user"
-        if self.webmcp or self.native or (self.mcp != "http" and not self.a2a):
+        if self.webmcp or self.console or self.native or (self.mcp != "http" and not self.a2a):
             # the page and the native endpoint carry no tenant: they take a Tenants in your
             # own app
             return (

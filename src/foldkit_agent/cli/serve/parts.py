@@ -110,7 +110,10 @@ def http_parts(
     and waiting for a person. With ``options.tokens``, MCP and A2A require one of them (401
     otherwise; the A2A card stays public), looked up in one shared
     :class:`~foldkit_agent.edge.TokenTable`; the verified subject and scopes become the
-    call's credentials. The WebMCP page has no login here, so its calls carry no principal.
+    call's credentials. With tokens the WebMCP page and the console require a person to sign
+    in with one (one :class:`~foldkit_agent.adapters.web.signin.People` for both), and the
+    page's calls carry that person as their credentials; without, they are loopback only
+    and the page's calls carry no principal.
 
     Args:
         options: what ``serve`` was asked for.
@@ -136,11 +139,30 @@ def http_parts(
             )
 
         parts.append(mcp_part)
+    people = None
+    if options.signs_in:
+        from ...adapters.web.signin import People
+
+        people = People(token_table(options.tokens))
+    if options.serves_console:
+        from ...adapters.web.console import console_app
+
+        def console_part(rt: Any) -> Starlette:
+            return console_app(
+                rt,
+                calls=calls,
+                people=people,
+                title=name,
+                options=shared,
+                home=not options.webmcp,
+            )
+
+        parts.append(console_part)
     if options.webmcp:
         from ...adapters.web.webmcp import webmcp_app
 
         def webmcp_part(rt: Any) -> Starlette:
-            return webmcp_app(rt, title=name, options=shared, calls=calls)
+            return webmcp_app(rt, title=name, options=shared, calls=calls, people=people)
 
         parts.append(webmcp_part)
     if options.native:

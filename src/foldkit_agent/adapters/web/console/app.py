@@ -1,0 +1,461 @@
+"""The console's routes: the page, its parts, its live events, the answers, sign-in.
+
+Every route passes the edge guard first (Host; for a ``POST`` the page's own Origin, a JSON
+body parsed strictly, and, but for sign-in, the session's CSRF token). Pages are rendered by
+Jinja2 with autoescaping, under a ``Content-Security-Policy`` that runs only the console's own
+script and refuses framing (no approve button can be clicked through another site's page).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final, cast
+
+import anyio
+import jinja2
+from sse_starlette import ServerSentEvent
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import Scope
+
+from ....contract.approval import Approval
+from ....edge.activity import ActivityFeed
+from ....edge.approvals import ParkedApproval
+from ....edge.calls import CallsInFlight
+from ....edge.guard import BODY_KEY, EdgeGuard, Rules, route_path
+from ....edge.hosts import HostPolicy
+from ....edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
+from ....edge.tokens import Grant, TokenTable
+from ....edge.wire import WireError
+from ....errors import AgentError
+from ....runtime.bound import AgentRuntime
+from ..activity import ReleasingStream
+from ..csrf import CSRF_HEADER, CsrfTokens
+from ..feed import unless_shutdown
+from ..signin import LOCAL_PERSON, PERSON_COOKIE, ApproverPolicy, People
+from .views import approval_view, context_text, folded
+
+__all__ = ["CONSOLE_PATH", "CONSOLE_STREAMS", "CONSOLE_STREAMS_PER_SESSION", "console_app"]
+
+_log = logging.getLogger("foldkit_agent.adapters.web.console")
+
+CONSOLE_PATH: Final = "/console"
+"""Where the console is served."""
+
+CONSOLE_STREAMS: Final = 32
+"""Open ``events`` streams of the console, all sessions together (each holds a connection)."""
+
+CONSOLE_STREAMS_PER_SESSION: Final = 4
+"""Open ``events`` streams one signed-in session may hold (a few tabs)."""
+
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "Referrer-Policy": "no-referrer",
+}
+_ASSETS = {"console.css": "text/css", "console.js": "text/javascript"}
+_POST = Rules(origin="page")
+_SIGN_IN = Rules(origin="page", public=True)
+_READ = Rules(origin="none", body=False)
+_MAX_MESSAGE = 2000
+
+# Whether the approval carries a person's message or edited input (the answer's fields).
+_ANSWER_FIELDS = frozenset(f.name for f in dataclasses.fields(Approval))
+DECLINE_MESSAGE = "message" in _ANSWER_FIELDS
+EDIT_INPUT = "input" in _ANSWER_FIELDS
+
+
+def _templates() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("foldkit_agent.adapters.web.console", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    cast(dict[str, Any], env.globals)["base"] = CONSOLE_PATH
+    return env
+
+
+def _asset(name: str) -> bytes:
+    files = resources.files("foldkit_agent.adapters.web.console")
+    return files.joinpath("static", name).read_bytes()
+
+
+@dataclass(eq=False)
+class Console:
+    """One console over one runtime (see :func:`console_app`)."""
+
+    rt: AgentRuntime[Any, Any]
+    calls: CallsInFlight
+    people: People
+    signs_in: bool
+    policy: ApproverPolicy
+    title: str
+    feed: ActivityFeed
+    csrf: CsrfTokens
+    env: jinja2.Environment
+
+    def __post_init__(self) -> None:
+        self._before: dict[str, Any] = {}
+        self._changed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._streams: dict[str, int] = {}
+        self.calls.parked.watch(self._on_parked)
+
+    # -- what changes ---------------------------------------------------------------------------
+
+    def _on_parked(self, parked: ParkedApproval, waiting: bool) -> None:
+        """Keep what the agent saw when the call was parked (the diff's "before")."""
+        if waiting:
+            try:
+                self._before[parked.key] = self.rt.context()
+            except AgentError:
+                self._before[parked.key] = None
+        else:
+            self._before.pop(parked.key, None)
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    # -- who asks -------------------------------------------------------------------------------
+
+    def person(self, request: Request) -> tuple[str, Grant] | None:
+        sid = request.cookies.get(PERSON_COOKIE)
+        grant = self.people.person(sid)
+        return None if sid is None or grant is None else (sid, grant)
+
+    async def authenticate(self, scope: Scope, rules: Rules) -> WireError | None:
+        """Step 3 for a ``POST``: a signed-in session and its CSRF token."""
+        if rules.origin != "page":
+            return None  # a read: each handler checks the session itself
+        request = Request(scope)
+        who = self.person(request)
+        if who is None:
+            return WireError(401, "sign-in", "Sign in to the console first.")
+        if not self.csrf.verify(who[0], request.headers.get(CSRF_HEADER)):
+            return WireError(403, "csrf", "The console's security token is out of date; reload.")
+        return None
+
+    # -- views ----------------------------------------------------------------------------------
+
+    def _parts(self, person: Grant) -> dict[str, Any]:
+        parked = self.calls.parked.all()
+        approvals = [
+            approval_view(p, self._before.get(p.key), self.policy.may_answer(person, p.caller))
+            for p in parked
+        ]
+        items, missed = self.feed.since(0)
+        try:
+            context = self.rt.context()
+            context_shown = None if context is None else context_text(context)
+        except AgentError:
+            context_shown = "The context could not be read right now."
+        cards = self.env.get_template("approval.html")
+        return {
+            "count": len(approvals),
+            "approvals": [
+                {
+                    "key": a.key,
+                    "version": a.version,
+                    "html": cards.render(a=a, decline_message=DECLINE_MESSAGE, edit=EDIT_INPUT),
+                }
+                for a in approvals
+            ],
+            "activity": self.env.get_template("activity.html").render(
+                rows=folded(items), missed=missed, recorded=self.rt.audit is not None
+            ),
+            "context": self.env.get_template("context.html").render(context=context_shown),
+        }
+
+    async def page(self, request: Request) -> Response:
+        who = self.person(request)
+        new_sid = None
+        if who is None:
+            if self.signs_in:
+                return RedirectResponse(f"{CONSOLE_PATH}/sign-in", status_code=303)
+            new_sid = self.people.open(LOCAL_PERSON)
+            who = (new_sid, LOCAL_PERSON)
+        sid, person = who
+        parts = self._parts(person)
+        html = self.env.get_template("console.html").render(
+            title=self.title,
+            person=person.subject,
+            signs_in=self.signs_in,
+            csrf_token=self.csrf.token_for(sid),
+            csrf_header=CSRF_HEADER,
+            parts=parts,
+        )
+        response = HTMLResponse(html, headers=_HEADERS)
+        if new_sid is not None:
+            _set_cookie(response, request, new_sid)
+        return response
+
+    async def parts(self, request: Request) -> Response:
+        who = self.person(request)
+        if who is None:
+            return JSONResponse({"error": "Sign in to the console first."}, 401, _HEADERS)
+        return JSONResponse(self._parts(who[1]), headers=_HEADERS)
+
+    async def events(self, request: Request) -> Response:
+        """``changed`` whenever a call is parked or leaves, the activity grows or the Model
+        changes: the page then reads ``parts`` again."""
+        who = self.person(request)
+        if who is None:
+            return JSONResponse({"error": "Sign in to the console first."}, 401, _HEADERS)
+        sid = who[0]
+        if (
+            sum(self._streams.values()) >= CONSOLE_STREAMS
+            or self._streams.get(sid, 0) >= CONSOLE_STREAMS_PER_SESSION
+        ):
+            text = "Too many open console pages; close one and reload."
+            return JSONResponse({"error": text}, 429, _HEADERS)
+        self._streams[sid] = self._streams.get(sid, 0) + 1
+        self._loop = asyncio.get_running_loop()
+        shutdown = anyio.Event()
+        try:
+            unwatch = self.rt.watch(lambda _change: self._wake_threadsafe())
+        except AgentError:
+            unwatch = None
+
+        async def changed() -> bool:
+            seen = self.feed.last_seq
+            waits: list[asyncio.Future[Any]] = [
+                asyncio.ensure_future(self._changed.wait()),
+                asyncio.ensure_future(self.feed.wait(seen)),
+            ]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+            return True
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            try:
+                yield ServerSentEvent("{}", event="ready")
+                while True:
+                    if await unless_shutdown(changed, shutdown) is None:
+                        return
+                    yield ServerSentEvent("{}", event="changed")
+            finally:
+                if unwatch is not None:
+                    unwatch()
+
+        def release() -> None:
+            left = self._streams.pop(sid, 1) - 1
+            if left > 0:
+                self._streams[sid] = left
+
+        return ReleasingStream(
+            stream(),
+            release,
+            ping=15,
+            headers={"Cache-Control": "no-store"},
+            shutdown_event=shutdown,
+            shutdown_grace_period=1.0,
+        )
+
+    def _wake_threadsafe(self) -> None:
+        """A Model change, pushed from any thread."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake)
+
+    async def answer(self, request: Request) -> Response:
+        """``POST approvals/<key>``: ``{"approve": bool, "message"?: str, "input"?: {...}}``."""
+        who = self.person(request)
+        assert who is not None  # the guard's step 3 let only a signed-in session through
+        person = who[1]
+        body: Any = request.scope.get(BODY_KEY)
+        fields = cast(dict[str, Any], body) if isinstance(body, dict) else {}
+        approval = _approval(fields, person.subject)
+        if isinstance(approval, str):
+            return JSONResponse({"error": approval}, 400, _HEADERS)
+        parked = self.calls.parked.get(request.path_params["key"])
+        if parked is None:
+            text = "No call waits for that answer any more (answered, timed out or cancelled)."
+            return JSONResponse({"error": text}, 404, _HEADERS)
+        if not self.policy.may_answer(person, parked.caller):
+            text = f"{person.subject} may answer only their own agents' requests."
+            return JSONResponse({"error": text}, 403, _HEADERS)
+        if self.calls.answer(parked.key, parked.owner, None, approval) is None:
+            return JSONResponse({"error": "That call was answered already."}, 409, _HEADERS)
+        return JSONResponse({"ok": True, "approved": approval.approved}, headers=_HEADERS)
+
+    async def sign_in_page(self, request: Request) -> Response:
+        if not self.signs_in:
+            return RedirectResponse(CONSOLE_PATH, status_code=303)
+        html = self.env.get_template("sign_in.html").render(title=self.title)
+        return HTMLResponse(html, headers=_HEADERS)
+
+    async def sign_in(self, request: Request) -> Response:
+        """``POST sign-in``: ``{"token": "..."}`` once; a session cookie from then on."""
+        body: Any = request.scope.get(BODY_KEY)
+        token = cast(dict[str, Any], body).get("token") if isinstance(body, dict) else None
+        sid = self.people.sign_in(token) if self.signs_in and isinstance(token, str) else None
+        if sid is None:
+            return JSONResponse({"error": "That token is not accepted."}, 401, _HEADERS)
+        response = JSONResponse({"ok": True, "next": CONSOLE_PATH}, headers=_HEADERS)
+        _set_cookie(response, request, sid)
+        return response
+
+    async def sign_out(self, request: Request) -> Response:
+        self.people.sign_out(request.cookies.get(PERSON_COOKIE))
+        response = JSONResponse({"ok": True, "next": f"{CONSOLE_PATH}/sign-in"}, headers=_HEADERS)
+        response.delete_cookie(PERSON_COOKIE, path="/")
+        return response
+
+    async def asset(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        media = _ASSETS.get(name)
+        if media is None:
+            return Response("Not Found", 404)
+        headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+        return Response(_asset(name), media_type=f"{media}; charset=utf-8", headers=headers)
+
+
+def _approval(fields: dict[str, Any], by: str) -> Approval | str:
+    """The person's answer from the posted fields, or why it is malformed."""
+    approve = fields.get("approve")
+    allowed: set[str] = {"approve"}
+    if DECLINE_MESSAGE:
+        allowed.add("message")
+    if EDIT_INPUT:
+        allowed.add("input")
+    if not isinstance(approve, bool) or not set(fields) <= allowed:
+        return 'Send {"approve": true} or {"approve": false, "message": "..."}.'
+    extra: dict[str, Any] = {}
+    message = fields.get("message")
+    if message is not None:
+        if approve or not isinstance(message, str) or len(message) > _MAX_MESSAGE:
+            return f"A message goes with a decline, as text of at most {_MAX_MESSAGE} characters."
+        if message.strip():
+            extra["message"] = message.strip()
+    if "input" in fields:
+        if not approve or not isinstance(fields["input"], dict):
+            return "Edited input goes with an approval, as a JSON object."
+        extra["input"] = fields["input"]
+    return Approval(approved=approve, by=by, **extra)
+
+
+def _set_cookie(response: Response, request: Request, sid: str) -> None:
+    response.set_cookie(
+        PERSON_COOKIE,
+        sid,
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=request.url.scheme == "https",
+    )
+
+
+def _render(_scope: Scope, _rules: Rules, err: WireError) -> Response:
+    return JSONResponse({"error": err.text}, err.status, {**_HEADERS, **(err.headers or {})})
+
+
+async def _to_console(_request: Request) -> Response:
+    return RedirectResponse(CONSOLE_PATH, status_code=303)
+
+
+def _classify(scope: Scope) -> Rules:
+    path = route_path(scope)
+    if scope.get("method") != "POST":
+        return _READ
+    return _SIGN_IN if path == f"{CONSOLE_PATH}/sign-in" else _POST
+
+
+def console_app(
+    rt: AgentRuntime[Any, Any],
+    *,
+    calls: CallsInFlight,
+    people: People | None = None,
+    policy: ApproverPolicy | None = None,
+    title: str = "foldkit-agent",
+    options: HttpOptions = DEFAULT_HTTP_OPTIONS,
+    csrf_secret: bytes | None = None,
+    home: bool = False,
+) -> Starlette:
+    """The console for ``rt`` at ``/console``: the calls waiting for a person (every
+    transport's, from ``calls``), the activity and the current context, live.
+
+    Args:
+        rt: the bound runtime whose activity and context are shown.
+        calls: the server's calls in flight (share the one every adapter uses): the console
+            lists its parked calls and answers them.
+        people: the people who sign in with a token (:mod:`..signin`), shared with the page
+            surface; ``None``: no sign-in, whoever reaches the server is the one local person
+            (serve it on loopback only).
+        policy: which requests a person may answer (default: their own agents', everyone's
+            for a token with the ``approver`` scope).
+        title: shown in the header.
+        options: the server's shared HTTP options (its ``allowed_hosts`` are read).
+        csrf_secret: at least 16 bytes; random by default.
+        home: also answer ``GET /`` with a redirect to the console (when nothing else
+            serves ``/``).
+
+    Returns:
+        A Starlette app with the routes ``GET /console``, ``GET /console/parts``,
+        ``GET /console/events``, ``POST /console/approvals/<key>``, ``GET|POST
+        /console/sign-in``, ``POST /console/sign-out`` and ``GET /console/static/<file>``.
+
+    Example:
+        >>> people = People(TokenTable({"alice-token-0123456789": Grant("alice")}))
+        >>> app = console_app(rt, calls=CallsInFlight(), people=people)
+    """
+    signs_in = people is not None
+    if people is None:
+        people = People(TokenTable({}))
+    feed = ActivityFeed(rt.audit)
+    console = Console(
+        rt,
+        calls,
+        people,
+        signs_in,
+        policy or ApproverPolicy(),
+        title,
+        feed,
+        CsrfTokens(csrf_secret),
+        _templates(),
+    )
+
+    guard = Middleware(
+        EdgeGuard,
+        hosts=HostPolicy(options.allowed_hosts),
+        classify=_classify,
+        max_body=16 * 1024,
+        render=_render,
+        authenticate=console.authenticate,
+    )
+    base = CONSOLE_PATH
+    home_route = [Route("/", _to_console, methods=["GET"])] if home else []
+    app = Starlette(
+        routes=[
+            *home_route,
+            Route(base, console.page, methods=["GET"]),
+            Route(f"{base}/parts", console.parts, methods=["GET"]),
+            Route(f"{base}/events", console.events, methods=["GET"]),
+            Route(f"{base}/approvals/{{key}}", console.answer, methods=["POST"]),
+            Route(f"{base}/sign-in", console.sign_in_page, methods=["GET"]),
+            Route(f"{base}/sign-in", console.sign_in, methods=["POST"]),
+            Route(f"{base}/sign-out", console.sign_out, methods=["POST"]),
+            Route(f"{base}/static/{{name}}", console.asset, methods=["GET"]),
+        ],
+        middleware=[guard],
+    )
+    app.state.console = console
+    return app
