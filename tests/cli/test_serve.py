@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from examples.todo import AppAgent
 from foldkit_agent.adapters.a2a import EXTENSION_URI
+from foldkit_agent.adapters.web.signin import SIGN_IN_PAGE
 from foldkit_agent.cli import app
 from foldkit_agent.cli.serve import parse_tokens
 from foldkit_agent.edge.guard import HOST_REFUSAL
@@ -72,6 +73,12 @@ async def test_one_server_speaks_mcp_a2a_and_webmcp_on_one_model() -> None:
             context = (await hc.get("/agent/context")).json()["context"]
             assert context["selected_todo_id"] == "todo-1"
             assert [t["title"] for t in context["todos"]] == ["Milk"]
+            page = await hc.get("/")  # with --token, a person signs in first
+            assert (page.status_code, page.headers["location"]) == (303, SIGN_IN_PAGE)
+            signed = await hc.post(
+                "/console/sign-in", json={"token": "alice-token"}, headers={"Origin": origin}
+            )
+            assert signed.status_code == 200, signed.text
             page = await hc.get("/")
             assert page.status_code == 200
             assert "webmcp.js" in page.text
