@@ -127,7 +127,7 @@ async def scenarios(only: set[str]) -> dict[str, tuple[Any, list[tuple[str, int,
                 results[name] = await profiled(step)
 
     async with runtime() as rt:
-        app: Any = http_app(rt, name="todo", version=foldkit_agent.__version__)
+        app: Any = http_app(rt, name="todo", version=foldkit_agent.__version__, listing="all")
         async with app.router.lifespan_context(app):
 
             async def tools_call() -> Any:

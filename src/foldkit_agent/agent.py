@@ -122,6 +122,7 @@ class AgentBuilder(Generic[M, P, U]):
         surface_action: Action[I],
         *,
         available: Callable[[M], bool] | None = None,
+        available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None,
         completion: CompletionContract | None = None,
         **presentation: Unpack[PresentationOptions[M, P, I]],
@@ -130,6 +131,7 @@ class AgentBuilder(Generic[M, P, U]):
         return action(
             surface_action,
             available=available,
+            available_when=available_when,
             authorize=authorize,
             completion=completion,
             **presentation,

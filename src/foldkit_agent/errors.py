@@ -177,12 +177,37 @@ def closest(name: str, known: Iterable[str]) -> str | None:
 
 
 class AgentCapabilityUnavailableError(_AboutCapability):
-    """The capability exists but its ``available`` predicate is false for the current Model."""
+    """The capability exists but its ``available`` predicate is false for the current Model.
+
+    Attributes:
+        available_when: the capability's declared ``available_when`` clause (when it is
+            available), which the text names as what to do first; ``None`` if none was
+            declared.
+
+    Example:
+        >>> err = AgentCapabilityUnavailableError(
+        ...     capability="delete_todo", available_when="a todo is selected")
+        >>> err.message.split("; ")[1][:40]
+        'it is available only when a todo is sele'
+    """
+
+    _fields = ("available_when",)
 
     TEXT = (
         "{capability!r} is not available in the application's current state. Read the "
         "context or list the capabilities again before retrying."
     )
+
+    def __init__(self, *, capability: str, available_when: str | None = None) -> None:
+        super().__init__(capability=capability)
+        self.available_when = available_when
+        if available_when is not None:
+            self.message = (
+                f"{capability!r} is not available in the application's current state; it is "
+                f"available only when {available_when}. Make that so first (the context "
+                "shows the state), then call it again."
+            )
+            self.args = (self.message,)
 
 
 class AgentInvalidInputError(AgentError):

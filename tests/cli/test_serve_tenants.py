@@ -59,7 +59,9 @@ async def test_each_tenant_hears_its_own_list_changed_in_both_mcp_eras(key: str,
     args = (
         ("--token", "alice-token=alice", "--token", "bob-token=bob") if key == "principal" else ()
     )
-    async with serving("--mcp", "http", "--tenant-from", key, *args) as server:
+    async with serving(
+        "--mcp", "http", "--listing", "available", "--tenant-from", key, *args
+    ) as server:
 
         def where(tenant: str) -> tuple[str, str | None]:
             if key == "path":

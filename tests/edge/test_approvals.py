@@ -70,6 +70,7 @@ async def test_a_caller_at_its_cap_of_parked_calls_is_told_its_cap_and_others_st
     assert not isinstance(second, ParkedApproval)
     assert (second.kind, second.data["reason"]) == ("refused", "unavailable")
     assert second.text.startswith(
+        "Refused: "
         "Too many calls of yours are waiting for a person's approval (1, the most one caller "
         "may have waiting), so 'remove_note' cannot ask one; nothing was sent."
     )

@@ -208,7 +208,9 @@ async def test_a_caller_past_its_calls_in_flight_is_refused_unstarted_and_audite
         )
         assert isinstance(refused, Outcome)
         assert (refused.kind, refused.data["code"]) == ("refused", "caller-limit")
-        assert refused.text.startswith("rename_item was not started: This caller already holds 2")
+        assert refused.text.startswith(
+            "Refused: rename_item was not started: This caller already holds 2"
+        )
         assert rt.audit is not None
         last = rt.audit.entries()[-1]
         assert (last.capability, last.decision, last.outcome) == (

@@ -84,7 +84,10 @@ async def test_call_answers_refusals_as_outcomes_and_never_raises_f03() -> None:
         (False, "refused", "AgentCapabilityUnavailableError"),
         (False, "refused", "AgentInvalidInputError"),
     ]
-    assert unavailable.text == AgentCapabilityUnavailableError(capability="incremented").message
+    assert unavailable.text == "Refused: " + (
+        AgentCapabilityUnavailableError(capability="incremented").message
+    )
+    assert unknown.text.startswith("Refused: There is no capability named 'drop_tables'.")
 
 
 async def test_call_answers_an_unexpected_error_as_a_defect_without_its_text() -> None:

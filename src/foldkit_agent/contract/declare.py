@@ -35,6 +35,7 @@ E = TypeVar("E", default=Any)
 E_co = TypeVar("E_co", covariant=True, default=Any)
 
 __all__ = [
+    "AVAILABLE_WHEN_MAX",
     "AgentDefinition",
     "Capability",
     "ExposedMessages",
@@ -45,6 +46,10 @@ __all__ = [
     "make",
     "resource",
 ]
+
+
+AVAILABLE_WHEN_MAX = 200
+"""The longest ``available_when`` clause a capability may have, in characters."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +68,8 @@ class Capability:
         presentation: the checked :class:`~.presentation.Presentation`; its parts are read
             as ``title`` (or ``None``), ``hints`` (:class:`~.presentation.Hints`) and
             ``confirm`` (``True``, a predicate, or ``None``: no person is asked).
+        available_when: when it is available, as a clause completing "Available only when
+            ..." (declared with ``available``), or ``None``.
     """
 
     name: str
@@ -77,6 +84,7 @@ class Capability:
     completion: CompletionContract | None = None
     presentation: Presentation = PLAIN
     rate: Rate | None = None
+    available_when: str | None = None
 
     @property
     def title(self) -> str | None:
@@ -92,6 +100,26 @@ class Capability:
     def confirm(self) -> Confirm | None:
         """``True``, a predicate ``(AuthorizationRequest) -> bool``, or ``None``."""
         return self.presentation.confirm
+
+    @property
+    def availability(self) -> str | None:
+        """The sentence that says when it is available (``available_when``), or ``None``.
+
+        Listings put it after the description, and the refusal of a call made while it is
+        unavailable ends with it.
+
+        Example:
+            >>> AppAgent.by_name["delete_todo"].availability
+            'Available only when a todo is selected (select_todo).'
+        """
+        when = self.available_when
+        return None if when is None else f"Available only when {when}."
+
+    @property
+    def listed_description(self) -> str:
+        """What an agent's listing shows: the description, then :attr:`availability`."""
+        when = self.availability
+        return self.description if when is None else f"{self.description} {when}"
 
     @property
     def input_schema(self) -> JsonSchema:
@@ -189,6 +217,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
             f"{who}: input and to_message go together; {missing} is missing", capability=name
         )
     presentation = v.presentation.checked(tag)
+    available_when = _available_when(who, name, v)
     input_type: type[BaseModel] = v.input if v.input is not None else cls
     if not (isinstance(input_type, type) and issubclass(input_type, BaseModel)):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError(f"{who}: input must be a pydantic model class", capability=name)
@@ -219,7 +248,30 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         completion=v.completion,
         presentation=presentation,
         rate=v.rate,
+        available_when=available_when,
     )
+
+
+def _available_when(who: str, name: str, v: Variant) -> str | None:
+    """The checked ``available_when`` clause: trimmed, without a final full stop (errors
+    start with ``who``, the capability's name and tag, and carry ``name``)."""
+    when: Any = v.available_when
+    if when is None:
+        return None
+    if v.available is None:
+        raise AgentContractError(
+            f"{who}: available_when= says when the capability is available, so it needs "
+            "available=(model) -> bool; add available= or drop available_when=",
+            capability=name,
+        )
+    text = when.strip().rstrip(".").strip() if isinstance(when, str) else ""
+    if not text or "\n" in text or "\r" in text or len(text) > AVAILABLE_WHEN_MAX:
+        raise AgentContractError(
+            f"{who}: available_when= takes one line of at most {AVAILABLE_WHEN_MAX} "
+            'characters completing "Available only when ...", e.g. "a todo is selected"',
+            capability=name,
+        )
+    return text
 
 
 def _expose(

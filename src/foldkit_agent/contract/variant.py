@@ -46,8 +46,8 @@ class Variant(Generic[M, P, I]):
     ``M`` is the Model, ``P`` the principal and ``I`` the input every hook receives.
 
     Attributes:
-        description / name / available / authorize / input / to_message / completion: as
-            the keywords of :func:`variant`.
+        description / name / available / authorize / input / to_message / completion /
+            available_when: as the keywords of :func:`variant`.
         presentation: the title, hints and ``confirm`` (:class:`~.presentation.Presentation`).
         message: the Message class named first (``variant(RequestedDeleteTodo, ...)``), or
             ``None``; :func:`~.declare.expose` refuses it under another Message's key.
@@ -64,6 +64,7 @@ class Variant(Generic[M, P, I]):
     presentation: Presentation = PLAIN
     message: type[Message] | None = None
     rate: Rate | None = None
+    available_when: str | None = None
 
 
 class VariantFn(Protocol[M, P]):
@@ -80,6 +81,7 @@ class VariantFn(Protocol[M, P]):
         name: str | None = None,
         rate: str | None = None,
         available: Callable[[M], bool] | None = None,
+        available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Msg]], Any] | None = None,
         completion: Completion[Msg, S, F] | StateCompletion[Any, Msg] | None = None,
         **presentation: Unpack[PresentationOptions[M, P, Msg]],
@@ -97,6 +99,7 @@ class VariantFn(Protocol[M, P]):
         name: str | None = None,
         rate: str | None = None,
         available: Callable[[M], bool] | None = None,
+        available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None,
         completion: Completion[I, S, F] | StateCompletion[Any, I] | None = None,
         **presentation: Unpack[PresentationOptions[M, P, I]],
@@ -110,6 +113,7 @@ class VariantFn(Protocol[M, P]):
         name: str | None = None,
         rate: str | None = None,
         available: Callable[[M], bool] | None = None,
+        available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Message]], Any] | None = None,
         completion: Completion[Message, S, F] | StateCompletion[Any, Message] | None = None,
         **presentation: Unpack[PresentationOptions[M, P, Message]],
@@ -124,6 +128,7 @@ def _variant(
     name: str | None = None,
     rate: str | None = None,
     available: Callable[[Any], bool] | None = None,
+    available_when: str | None = None,
     authorize: Callable[[Any], Any] | None = None,
     input: type[BaseModel] | None = None,
     to_message: Callable[[Any, Any], Any] | None = None,
@@ -143,7 +148,14 @@ def _variant(
             past it a call is refused unstarted, saying when to retry, and audited
             (:mod:`foldkit_agent.edge.rates`). Recorded in the manifest. Needs the
             ``limits`` extra.
-        available: ``(model) -> bool``; when false the capability is unlisted and refused.
+        available: ``(model) -> bool``; when false the capability is refused (and, with
+            the MCP listing ``"available"``, unlisted).
+        available_when: with ``available``, when the capability is available, as a clause
+            that completes "Available only when ..." (one line, at most
+            :data:`~.declare.AVAILABLE_WHEN_MAX` characters, e.g. ``"a todo is selected
+            (select_todo)"``). Agents see it in listings, the manifest and AGENT.md, and a
+            refusal as unavailable names it, so an agent that lists once knows what to do
+            first.
         authorize: ``(AuthorizationRequest) -> bool | Deny | {"allowed": False, "reason": ...}``
             or an awaitable of one. Runs after ``available`` and decoding.
         input: a pydantic model for the wire input, when it differs from the Message's fields.
@@ -185,15 +197,18 @@ def _variant(
             ``to_message`` or the reverse, a recursive input type, a title that is empty,
             not one line or too long, a flag that is not a bool (or ``None`` where allowed),
             ``read_only=True`` together with ``destructive=True``, a ``confirm`` that is
-            neither a bool nor a callable, or ``describe``/``preview`` not callable or
-            without ``confirm``.
+            neither a bool nor a callable, ``describe``/``preview`` not callable or
+            without ``confirm``, or an ``available_when`` without ``available``, empty, not
+            one line or too long.
 
     Example:
         >>> variant(name="select_todo", title="Select todo", description="Select a todo",
         ...         idempotent=True, destructive=False, open_world=False)
         >>> variant(RequestedDeleteTodo, description="Delete a todo",
         ...         authorize=lambda request: request.input.id != "pinned")
-        >>> variant(description="Delete the selected todo", destructive=True, confirm=True)
+        >>> variant(description="Delete the selected todo", destructive=True, confirm=True,
+        ...         available=lambda m: m.selected_todo_id is not None,
+        ...         available_when="a todo is selected (select_todo)")
     """
     return Variant(
         description,
@@ -206,6 +221,7 @@ def _variant(
         Presentation.of(**presentation),
         message,
         _rate(rate),
+        available_when=available_when,
     )
 
 
@@ -234,6 +250,7 @@ class ActionVariant:
     completion: CompletionContract | None = None
     presentation: Presentation = PLAIN
     rate: Rate | None = None
+    available_when: str | None = None
 
     def as_variant(self) -> Variant:
         """The variant this action declares: its name, description, input and
@@ -249,6 +266,7 @@ class ActionVariant:
             self.completion,
             self.presentation,
             rate=self.rate,
+            available_when=self.available_when,
         )
 
 
@@ -256,6 +274,7 @@ def action(
     surface_action: Action,
     *,
     available: Callable[[Any], bool] | None = None,
+    available_when: str | None = None,
     authorize: Callable[[Any], Any] | None = None,
     completion: CompletionContract | None = None,
     rate: str | None = None,
@@ -263,12 +282,13 @@ def action(
 ) -> ActionVariant:
     """Expose a surface Action under the tag of the Message it makes.
 
-    ``title``, the four behaviour hints, ``confirm`` and ``rate`` mean what they mean on
-    :func:`variant`.
+    ``available_when``, ``title``, the four behaviour hints, ``confirm`` and ``rate`` mean
+    what they mean on :func:`variant`.
 
     Raises:
         AgentContractError: at :func:`~.declare.expose`, when keyed under another Message's
-            tag, or for a bad title, hint or ``confirm`` (see :func:`variant`).
+            tag, or for a bad title, hint, ``confirm`` or ``available_when`` (see
+            :func:`variant`).
     """
     if not isinstance(surface_action, Action):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError("agent.action takes a surface.action(...)")
@@ -279,4 +299,5 @@ def action(
         completion,
         Presentation.of(**presentation),
         _rate(rate),
+        available_when,
     )

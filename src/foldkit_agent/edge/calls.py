@@ -64,7 +64,7 @@ import anyio
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
 from ..contract.calls import Invocation, draft_class, new_invocation_id
 from ..runtime.bound import AgentRuntime
-from ..runtime.outcome import Outcome
+from ..runtime.outcome import REFUSED, Outcome
 from .approvals import Asked, ParkedApproval, ParkedApprovals
 from .callers import ANONYMOUS, DEFAULT_CALLER_LIMITS, CallerLimits, CapReached, Slot, Slots
 from .disconnect import WATCH, Watch
@@ -333,7 +333,7 @@ class CallsInFlight:
         }
         if err.headers is not None and "Retry-After" in err.headers:
             data["retry_after"] = int(err.headers["Retry-After"])  # seconds
-        return Outcome(False, "refused", name[:200], text, data)
+        return Outcome(False, "refused", name[:200], REFUSED + text, data)
 
 
 _InvocationDraft = draft_class(Invocation)

@@ -107,7 +107,7 @@ def _completion(cap: Capability) -> dict[str, Any]:
 def _shown(cap: Capability, schema: Any) -> dict[str, Any]:
     shown: dict[str, Any] = {
         "name": cap.name,
-        "description": cap.description,
+        "description": cap.listed_description,
         "input_schema": schema,
         "hints": cap.hints.declared(),
     }
@@ -139,6 +139,8 @@ def _capability(cap: Capability) -> dict[str, Any]:
     }
     if cap.rate is not None:
         entry["rate"] = cap.rate.text  # only where declared: other manifests stay as they were
+    if cap.available_when is not None:  # only when declared: older manifests stay as they were
+        entry["available_when"] = cap.available_when
     return entry
 
 
@@ -156,6 +158,7 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
                            "hints": {"read_only": bool, "destructive": bool | None,
                                      "idempotent": bool, "open_world": bool | None},
                            "model_dependent": bool,   # has an available() predicate
+                           "available_when": str,     # only where declared
                            "has_authorize": bool,     # an authorize() hook checks the caller
                            "approval": "none" | "always" | "conditional",   # confirm=
                            "approval_request": {"describe": bool,   # describe= declared

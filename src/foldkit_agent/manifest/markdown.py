@@ -191,7 +191,9 @@ def _capabilities_section(caps: list[dict[str, Any]]) -> list[str]:
             f"- Effect: {_effect_text(c['hints'])}",
             "- Availability: "
             + (
-                "only in some states; check the current list first"
+                f"only when {_cell(c['available_when'])}"
+                if "available_when" in c
+                else "only in some states; check the current list first"
                 if c["model_dependent"]
                 else "always offered"
             ),

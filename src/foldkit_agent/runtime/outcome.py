@@ -21,7 +21,16 @@ from ..errors import (
 )
 from .results import DispatchResult
 
-__all__ = ["DEFECT", "DEFECT_TEXT", "Outcome", "OutcomeKind", "defect", "summarize"]
+__all__ = [
+    "DEFECT",
+    "DEFECT_TEXT",
+    "REFUSED",
+    "Outcome",
+    "OutcomeKind",
+    "defect",
+    "refused",
+    "summarize",
+]
 
 DEFECT = "defect"
 """The audit ``outcome`` of an invocation that failed with an unexpected (non-agent) error."""
@@ -29,6 +38,11 @@ DEFECT = "defect"
 DEFECT_TEXT = "The call failed unexpectedly; whether it was applied is unknown."
 """The one sentence every adapter shows for a defect (an unexpected error): it names no
 exception, library or input, and says that the outcome is unknown."""
+
+REFUSED = "Refused: "
+"""How the text of every refusal starts, on every transport: several agent frameworks drop
+MCP's ``isError`` (and an A2A client may show only the text), so the model would read a bare
+sentence as a result; the words themselves say that nothing was done."""
 
 OutcomeKind = Literal["dispatched", "completed", "failed", "refused", "unknown", "defect"]
 
@@ -112,10 +126,25 @@ def summarize(result: DispatchResult | BaseException, *, capability: str | None 
         )
         if isinstance(result, AgentHostError) and result.dispatched is False:
             unknown = False
-        kind: OutcomeKind = "unknown" if unknown else "refused"
-        data["status"] = kind
-        return Outcome(False, kind, result.capability, result.message, data)
+        if not unknown:
+            data["status"] = "refused"
+            return Outcome(False, "refused", result.capability, REFUSED + result.message, data)
+        data["status"] = "unknown"
+        return Outcome(False, "unknown", result.capability, result.message, data)
     return defect(capability)
+
+
+def refused(text: str, capability: str | None = None) -> Outcome:
+    """The :class:`Outcome` of a refusal an adapter makes before any capability runs (a
+    malformed catalog call, a skill not named): ``kind="refused"``, its text starting with
+    :data:`REFUSED` like every refusal :func:`summarize` makes.
+
+    Example:
+        >>> refused("Name the skill to run.").text
+        'Refused: Name the skill to run.'
+    """
+    data = {"status": "refused", "capability": capability, "message": text}
+    return Outcome(False, "refused", capability, REFUSED + text, data)
 
 
 # The failure Message's own words, when it carries them in one of these fields.

@@ -301,7 +301,9 @@ class Call:
         model = self.model = self.rt.host.model()
         predicate = plan.available
         if predicate is not None and not holds(predicate, plan.name, model):
-            raise AgentCapabilityUnavailableError(capability=plan.name)
+            raise AgentCapabilityUnavailableError(
+                capability=plan.name, available_when=plan.cap.available_when
+            )
 
     # -- 4. authorize -----------------------------------------------------------------------
 

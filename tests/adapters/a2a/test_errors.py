@@ -185,10 +185,18 @@ async def test_our_own_messages_are_kept_on_both_bindings() -> None:
             headers=V1,
         )
     assert rpc_r.json()["error"]["code"] == -32602
-    assert rpc_r.json()["error"]["message"].startswith("There is no skill named 'launch_rockets'")
+    assert rpc_r.json()["error"]["message"].startswith(
+        "Refused: there is no skill named 'launch_rockets'. Its skills: "
+    )
     assert rest_r.status_code == 400
-    assert rest_r.json()["error"]["message"].startswith("There is no skill named")
-    assert no_skill.json()["error"]["message"].startswith("Name the skill to run")
+    assert rest_r.json()["error"]["message"].startswith("Refused: there is no skill named")
+    said = no_skill.json()["error"]["message"]
+    assert said.startswith("Refused: name the skill to run (this agent runs one skill per message")
+    # a text-only client (Google ADK's RemoteA2aAgent) learns the skills and how to name one
+    skills = ", ".join(c.name for c in rt.definition.capabilities)
+    assert f"Its skills: {skills}." in said
+    first = rt.definition.capabilities[0].name
+    assert f'Set metadata[{EXTENSION_URI!r}] = {{"skill": "{first}"}}' in said
 
 
 async def test_a_defect_is_a_generic_internal_error_and_keeps_its_traceback_in_the_log(

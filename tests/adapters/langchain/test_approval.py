@@ -41,7 +41,7 @@ async def test_a_declined_call_is_an_error_tool_message_and_sends_nothing() -> N
         (entry,) = rt.audit.entries()
     assert isinstance(answer, ToolMessage)
     assert answer.status == "error"
-    assert str(answer.content).startswith("A person declined the call to 'remove_note'")
+    assert str(answer.content).startswith("Refused: A person declined the call to 'remove_note'")
     assert sent == []  # the declined Message never reached update
     assert notes == ("buy milk", "call mom")
     assert entry.approval == "declined"

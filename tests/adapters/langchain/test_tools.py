@@ -134,6 +134,7 @@ async def test_a_refusal_is_an_error_tool_message_in_our_words_and_the_model_rec
     refusal = answer(model, 1)
     assert (refusal.status, refusal.content) == (
         "error",
+        "Refused: "
         "Invalid input for 'create_todo': title: must not be empty. Accepted fields: title.",
     )
     success = answer(model, 2)
@@ -161,7 +162,9 @@ async def test_the_audit_shows_langchain_and_the_principal_from_the_run_config()
         ("langchain", "delete_todo", "bob", "AgentAuthorizationError"),
     ]
     refusal = answer(model, 3)
-    assert refusal.content == "Not authorized to use 'delete_todo': bob may not delete todos"
+    assert (
+        refusal.content == "Refused: Not authorized to use 'delete_todo': bob may not delete todos"
+    )
     assert len(todos) == 1
 
 
@@ -179,6 +182,7 @@ async def test_the_principal_never_comes_from_the_models_arguments() -> None:
         todos = running.host.model().todos
     refusal = answer(model, 3)
     assert refusal.content == (
+        "Refused: "
         "Invalid input for 'delete_todo': principal: unexpected field; config: unexpected field. "
         "Accepted fields: none (send {})."
     )
@@ -277,8 +281,8 @@ async def test_a_tool_called_while_its_capability_is_unavailable_is_refused() ->
     assert isinstance(answer, ToolMessage)
     assert (answer.status, answer.content) == (
         "error",
-        "'delete_todo' is not available in the application's current state. Read the context "
-        "or list the capabilities again before retrying.",
+        "Refused: 'delete_todo' is not available in the application's current state. Read the "
+        "context or list the capabilities again before retrying.",
     )
 
 

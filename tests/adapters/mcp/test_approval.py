@@ -237,7 +237,9 @@ async def test_a_caller_past_its_calls_in_flight_is_answered_at_once_and_audited
         )
         text = over.content[0]
         assert isinstance(text, types.TextContent)
-        assert text.text.startswith("rename_item was not started: Anonymous callers already hold 1")
+        assert text.text.startswith(
+            "Refused: rename_item was not started: Anonymous callers already hold 1"
+        )
         assert served.is_error is False
         assert running.host.model().items == ("oat",)
         refused = rt.audit.entries()[-2]

@@ -36,7 +36,7 @@ pytestmark = [
 def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``foldkit-agent serve ... --mcp http`` on a free port; ready when it says so."""
     proc = subprocess.Popen(
-        [*SERVE, "--mcp", "http", "--port", "0"],
+        [*SERVE, "--mcp", "http", "--listing", "available", "--port", "0"],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -107,7 +107,7 @@ def check_ts(seen: dict[str, Any]) -> None:
 
 
 def test_ts_sdk_client_over_stdio() -> None:
-    check_ts(ts_client("stdio", *SERVE, "--mcp", "stdio"))
+    check_ts(ts_client("stdio", *SERVE, "--mcp", "stdio", "--listing", "available"))
 
 
 def test_ts_sdk_client_over_http(http_url: str) -> None:

@@ -165,17 +165,18 @@ async def test_catalog_lists_exactly_two_tools_and_calls_go_through_the_runtime(
             misplaced = await c.call_tool(CALL_CAPABILITY, {"name": "toggle_todo", "id": "x"})
             assert misplaced.is_error
             assert misplaced.content[0].text == (  # type: ignore[union-attr]
+                "Refused: "
                 "call_capability takes only 'name' and 'input'; move 'id' inside 'input' if "
                 "they are the capability's fields."
             )
             nameless = await c.call_tool(CALL_CAPABILITY, {"name": 5, "input": []})
             assert nameless.content[0].text.startswith(  # type: ignore[union-attr]
-                "call_capability needs 'name' as a non-empty string"
+                "Refused: call_capability needs 'name' as a non-empty string"
             )
             listed_with = await c.call_tool(LIST_CAPABILITIES, {"x": 1})
             assert listed_with.is_error
             assert listed_with.content[0].text == (  # type: ignore[union-attr]
-                "list_capabilities takes no arguments; leave out 'x'."
+                "Refused: list_capabilities takes no arguments; leave out 'x'."
             )
     assert rt.audit is not None
     decisions = [(e.transport, e.capability, e.decision) for e in rt.audit.entries()]

@@ -99,7 +99,9 @@ async def test_the_tools_enabled_at_each_turn_are_what_is_available_then() -> No
 async def test_an_invalid_input_is_the_tool_output_in_our_words_and_the_model_recovers() -> None:
     def after_refusal(call: ModelCall) -> Any:
         last = call.input[-1] if isinstance(call.input, list) else {}
-        if isinstance(last, dict) and str(last.get("output", "")).startswith("Invalid input"):
+        if isinstance(last, dict) and str(last.get("output", "")).startswith(
+            "Refused: Invalid input"
+        ):
             return [function_call("create_todo", {"title": "Milk"}, call_id="retry")]
         return [assistant_message("gave up")]
 
@@ -111,6 +113,7 @@ async def test_an_invalid_input_is_the_tool_output_in_our_words_and_the_model_re
         titles = [t.title for t in running.host.model().todos]
     first = next(call_ids(script))
     assert script.output(first) == (
+        "Refused: "
         "Invalid input for 'create_todo': title: must not be empty. Accepted fields: title."
     )
     assert json.loads(script.output("retry"))["status"] == "completed"
@@ -130,7 +133,10 @@ async def test_a_refusal_never_fails_the_run_and_nothing_is_sent() -> None:
         todos = running.host.model().todos
     assert result.final_output == "I may not delete it"
     last = list(call_ids(script))[-1]
-    assert script.output(last) == "Not authorized to use 'delete_todo': bob may not delete todos"
+    assert (
+        script.output(last)
+        == "Refused: Not authorized to use 'delete_todo': bob may not delete todos"
+    )
     assert len(todos) == 1
 
 
@@ -206,7 +212,7 @@ async def test_malformed_json_arguments_are_refused_and_audited() -> None:
         await Runner.run(copilot, "x", run_config=NO_TRACES)
         (entry,) = rt.audit.entries()
     assert entry.outcome == "AgentInvalidInputError"
-    assert script.output("dup").startswith("Invalid input for 'create_todo'")
+    assert script.output("dup").startswith("Refused: Invalid input for 'create_todo'")
 
 
 async def test_resolve_serves_one_runtime_per_tenant_from_the_run_context() -> None:

@@ -121,7 +121,7 @@ async def test_a_declining_approver_is_a_tool_failure_in_our_words() -> None:
         notes = running.host.model().notes
     (failure,) = script.read
     assert failure.outcome == "failed"
-    assert str(failure.content).startswith("A person declined the call to 'remove_note'")
+    assert str(failure.content).startswith("Refused: A person declined the call to 'remove_note'")
     assert sent == []
     assert notes == ("buy milk", "call mom")
 

@@ -20,11 +20,13 @@ def test_the_copilot_example_runs_and_its_audit_shows_each_decision() -> None:
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert (
-        "model reads (retried): Invalid input for 'create_todo': title: missing required field; "
+        "model reads (retried): Refused: "
+        "Invalid input for 'create_todo': title: missing required field; "
         "name: unexpected field. Accepted fields: title." in out
     )
     assert (
-        "model reads (failed): Not authorized to use 'delete_todo': bob may not delete todos" in out
+        "model reads (failed): Refused: "
+        "Not authorized to use 'delete_todo': bob may not delete todos" in out
     )
     # the application asked its user before the delete was sent, showing what goes
     asked = [line for line in out.splitlines() if line.startswith("  the app asks the user: ")]

@@ -113,6 +113,7 @@ async def test_invalid_input_is_a_retry_in_our_words_and_the_model_recovers() ->
     (refusal,) = returned(script.read[1])
     assert refusal.outcome == "retried"
     assert refusal.content == (
+        "Refused: "
         "Invalid input for 'create_todo': title: must not be empty. Accepted fields: title."
     )
     assert titles == ["Milk"]
@@ -138,7 +139,9 @@ async def test_a_capability_that_became_unavailable_within_a_step_is_refused_in_
     cleared, refused = returned(script.read[3])
     assert cleared.outcome == "success"
     assert refused.outcome == "retried"
-    assert refused.content == AgentCapabilityUnavailableError(capability="delete_todo").message
+    assert refused.content == "Refused: " + (
+        AgentCapabilityUnavailableError(capability="delete_todo").message
+    )
     assert [t.id for t in todos] == ["todo-1"]
 
 
@@ -157,7 +160,10 @@ async def test_an_unauthorized_call_is_a_tool_failure_the_run_survives() -> None
     for request in script.read[3:5]:
         (failure,) = returned(request)
         assert failure.outcome == "failed"
-        assert failure.content == "Not authorized to use 'delete_todo': bob may not delete todos"
+        assert (
+            failure.content
+            == "Refused: Not authorized to use 'delete_todo': bob may not delete todos"
+        )
     assert [t.id for t in todos] == ["todo-1"]
 
 
@@ -203,6 +209,7 @@ async def test_the_principal_never_comes_from_the_models_arguments() -> None:
         entries = [(e.capability, e.principal, e.outcome) for e in rt.audit.entries()]
     (claimed,) = returned(script.read[3])
     assert claimed.content == (
+        "Refused: "
         "Invalid input for 'delete_todo': principal: unexpected field; credentials: unexpected "
         "field. Accepted fields: none (send {})."
     )
@@ -233,7 +240,9 @@ async def test_without_a_principal_a_guarded_capability_fails_closed() -> None:
         await Agent(script.model(), toolsets=[toolset(rt)]).run("x")
         todos = running.host.model().todos
     (failure,) = returned(script.read[3])
-    assert failure.content == "Not authorized to use 'delete_todo': sign in to delete todos"
+    assert (
+        failure.content == "Refused: Not authorized to use 'delete_todo': sign in to delete todos"
+    )
     assert len(todos) == 1
 
 

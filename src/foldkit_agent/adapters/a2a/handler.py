@@ -76,12 +76,15 @@ class Handler(DefaultRequestHandler):
                 executor: Any = self.agent_executor
                 if executor.waits_for_answer(message.task_id):
                     return  # an answer to a waiting approval names no skill
-            name = skill_name(metadata, message)
-            data = data_part(message)
             try:
                 runtime = await self._resolve_runtime(context)
             except Exception:
-                return  # the call itself reports the failure, as a FAILED task (generic text)
+                runtime = None  # the call itself reports the failure, as a FAILED task
+            skills = () if runtime is None else tuple(runtime.definition.by_name)
+            name = skill_name(metadata, message, skills)
+            data = data_part(message)
+            if runtime is None:
+                return
             if name not in runtime.definition.by_name:
                 invocation = Invocation(
                     transport="a2a", credentials=context.state.get(CREDENTIALS_KEY)

@@ -8,7 +8,7 @@ task for it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from a2a.types import Message, Part
@@ -18,10 +18,19 @@ from google.protobuf.json_format import MessageToDict
 from ...contract.calls import Invocation
 from ...contract.declare import Capability
 from ...runtime.bound import AgentRuntime
+from ...runtime.outcome import REFUSED
 from .card import EXTENSION_URI
 from .ids import MAX_MESSAGE_ID, check_id
 
-__all__ = ["check_message_ids", "data_part", "known", "payload", "skill_name", "value"]
+__all__ = [
+    "check_message_ids",
+    "data_part",
+    "known",
+    "payload",
+    "skill_name",
+    "unnamed_skill",
+    "value",
+]
 
 
 def check_message_ids(message: Message) -> None:
@@ -37,8 +46,13 @@ def check_message_ids(message: Message) -> None:
         check_id(f"message.referenceTaskIds[{n}]", ref)
 
 
-def skill_name(metadata: Mapping[str, Any], message: Message | None) -> str:
+def skill_name(
+    metadata: Mapping[str, Any], message: Message | None, skills: Sequence[str] = ()
+) -> str:
     """The skill named in request metadata, else in message metadata (at most 200 characters).
+
+    ``skills`` are the skill ids a refusal lists (a generic client, one that sends only text,
+    learns from it which skills there are and how to name one).
 
     Raises:
         InvalidParamsError: no skill named, or one named by something other than a string.
@@ -53,11 +67,28 @@ def skill_name(metadata: Mapping[str, Any], message: Message | None) -> str:
                 return skill[:200]
             if skill is not None:
                 raise InvalidParamsError(message="The skill must be named by its id, a string.")
-    raise InvalidParamsError(
-        message=(
-            f'Name the skill to run: set metadata[{EXTENSION_URI!r}] = {{"skill": <skill id>}} '
-            "on the request or the message, and send the input as one data part."
-        )
+    raise InvalidParamsError(message=unnamed_skill(skills))
+
+
+def unnamed_skill(skills: Sequence[str]) -> str:
+    """The refusal of a message that names no skill: the skills there are, and how to name
+    one, with the first as the example.
+
+    Example:
+        >>> unnamed_skill(["create_todo", "delete_todo"])[:60]
+        'Refused: name the skill to run (this agent runs one skill pe'
+    """
+    example = skills[0] if skills else "<skill id>"
+    listed = (
+        f" Its skills: {', '.join(skills[:20])}{', ...' if len(skills) > 20 else ''}."
+        if skills
+        else ""
+    )
+    return (
+        f"{REFUSED}name the skill to run (this agent runs one skill per message, and nothing "
+        f'was run).{listed} Set metadata[{EXTENSION_URI!r}] = {{"skill": "{example}"}} on '
+        "the request or the message, and send the skill's input as one data part (its schema "
+        "is on the agent card's skill)."
     )
 
 
@@ -102,7 +133,8 @@ async def known(
     await runtime.call(name, input_value, invocation)  # refused as unknown, and audited
     raise InvalidParamsError(
         message=(
-            f"There is no skill named {name!r}. Fetch the agent card (or the extended card) and "
-            "use the id of one of its skills."
+            f"{REFUSED}there is no skill named {name!r}. Its skills: "
+            f"{', '.join(list(runtime.definition.by_name)[:20])}. Name one of those (the agent "
+            "card lists each with its input schema)."
         )
     )

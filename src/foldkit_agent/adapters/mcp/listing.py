@@ -209,7 +209,7 @@ class Catalog:
             {
                 "name": c.name,
                 "title": c.title,
-                "description": c.description,
+                "description": c.listed_description,
                 "input_schema": c.input_schema,
                 "hints": c.hints.declared(),
             }

@@ -72,7 +72,7 @@ from ...edge.resolve import (
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime
 from ...runtime.idempotency import IDEMPOTENCY_META, key_from
-from ...runtime.outcome import Outcome
+from ...runtime.outcome import Outcome, refused
 from ._sdk import connection_of
 from .approval import (
     INPUT_KEY,
@@ -363,11 +363,7 @@ class _Adapter:
         else:
             args = call_arguments(params.arguments)
         if isinstance(args, str):
-            return types.CallToolResult(
-                content=_text(args),
-                structured_content={"status": "refused", "capability": None, "message": args},
-                is_error=True,
-            )
+            return _result(refused(args))
         return args
 
     def approver_for(
@@ -395,14 +391,13 @@ class _Adapter:
         outcome = await self.calls.resume(key, owner_of(ctx), params.name, approval)
         if outcome is not None:
             return _result(outcome)
-        return types.CallToolResult(
-            content=_text(
+        return _result(
+            refused(
                 f"No approval request for {params.name!r} is waiting under this "
                 "request_state: it was answered, timed out or was cancelled, or belongs to "
-                "another caller. Nothing was sent by this call; call the tool again."
-            ),
-            structured_content={"status": "refused", "capability": params.name},
-            is_error=True,
+                "another caller. Nothing was sent by this call; call the tool again.",
+                params.name,
+            )
         )
 
     async def list_resources(

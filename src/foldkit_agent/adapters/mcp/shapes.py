@@ -69,10 +69,11 @@ def tool_annotations(title: str | None, hints: Hints) -> types.ToolAnnotations:
 
 
 def tool(cap: Capability) -> types.Tool:
-    """The MCP tool of one capability: name, title, description, schemas and annotations."""
+    """The MCP tool of one capability: name, title, description (with when it is available,
+    if declared: ``Capability.listed_description``), schemas and annotations."""
     fields: dict[str, Any] = {
         "name": cap.name,
-        "description": cap.description,
+        "description": cap.listed_description,
         "input_schema": cap.input_schema,
         "output_schema": OUTPUT_SCHEMA,
         "annotations": tool_annotations(cap.title, cap.hints),

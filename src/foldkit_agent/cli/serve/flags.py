@@ -126,9 +126,11 @@ FLAGS: Final[dict[str, Flag]] = {
         "SECONDS",
     ),
     "listing": Flag(
-        "What MCP tools/list shows: 'available' (what is available now; for clients that "
-        "re-list on tools/list_changed), 'all' (every capability, refused while unavailable) or "
-        "'catalog' (list_capabilities + call_capability), for clients that list once"
+        "What MCP tools/list shows: 'all' (default: every capability, saying when it is "
+        "available, refused while it is not; works with agent loops that list once), "
+        "'available' (what is available now; only for clients that re-list on "
+        "tools/list_changed) or 'catalog' (list_capabilities + call_capability)",
+        "available|all|catalog",
     ),
     "progress_interval": Flag(
         "Seconds between signs of life of a call waiting on its completion (MCP "

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LISTING_MODES",
+    "SERVE_LISTING",
     "TENANT_MODES",
     "ServeOptions",
     "ServeOptionsError",
@@ -42,6 +43,13 @@ __all__ = [
 LISTING_MODES: Final = ("available", "all", "catalog")
 """``--listing`` values (``foldkit_agent.adapters.mcp.listing``; kept here so the command
 line loads without the ``mcp`` extra)."""
+
+SERVE_LISTING: Final = "all"
+"""The listing ``serve`` gives MCP without ``--listing``: every capability, each saying when
+it is available and refused while it is not. Most agent loops (Google ADK, the Vercel AI
+SDK, mcp-use, smolagents, CrewAI, LlamaIndex) list tools once per run and never hear
+``tools/list_changed``, so a capability that becomes available mid-run must already be
+listed (docs/mcp.md, "Clients that list once")."""
 
 TENANT_MODES: Final = ("principal", "path")
 """``--tenant-from`` values."""
@@ -108,7 +116,8 @@ class ServeOptions:
         tokens: the bearer tokens MCP and A2A require (:func:`parse_tokens`).
         local_user: the local user every call of a stdio server carries.
         audit, audit_durable: where audit entries are stored; answer after storing.
-        listing: the MCP listing mode (:data:`LISTING_MODES`).
+        listing: the MCP listing mode (:data:`LISTING_MODES`); ``None``: :data:`SERVE_LISTING`
+            (:attr:`mcp_listing` is the one in force).
         progress_interval: seconds between signs of life of a waiting call.
         http_parser: uvicorn's HTTP/1.1 parser, ``"h11"``, ``"httptools"`` or ``None``
             (the fastest installed).
@@ -147,7 +156,7 @@ class ServeOptions:
     local_user: LocalUser | None = None
     audit: str | None = None
     audit_durable: bool = False
-    listing: str = "available"
+    listing: str | None = None
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     http_parser: str | None = None
     drain_timeout: float | None = None
@@ -176,6 +185,11 @@ class ServeOptions:
             problem = check()
             if problem is not None:
                 raise ServeOptionsError(problem)
+
+    @property
+    def mcp_listing(self) -> str:
+        """The MCP listing mode in force: ``--listing``, else :data:`SERVE_LISTING`."""
+        return SERVE_LISTING if self.listing is None else self.listing
 
     @property
     def server_name(self) -> str:
@@ -265,9 +279,9 @@ class ServeOptions:
         return None
 
     def _check_mcp(self) -> str | None:
-        if self.listing not in LISTING_MODES:
+        if self.listing is not None and self.listing not in LISTING_MODES:
             return f"--listing takes {', '.join(LISTING_MODES)}, got {self.listing!r}"
-        if self.listing != "available" and self.mcp is None:
+        if self.listing is not None and self.mcp is None:
             return "--listing applies to MCP: add --mcp stdio or --mcp http"
         if self.http_parser is not None and self.http_parser not in HTTP_PARSERS:
             return f"--http takes {' or '.join(HTTP_PARSERS)}, got {self.http_parser!r}"

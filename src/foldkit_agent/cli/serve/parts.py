@@ -131,7 +131,7 @@ def http_parts(
     if options.mcp == "http":
         from ...adapters.mcp import http_app
 
-        listing = cast("Listing", options.listing)
+        listing = cast("Listing", options.mcp_listing)
 
         def mcp_part(rt: Any) -> Starlette:
             return http_app(

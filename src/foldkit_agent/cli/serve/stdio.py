@@ -98,7 +98,7 @@ async def serve_stdio(
             name=options.server_name,
             version=__version__,
             credentials_of=local_user,
-            listing=cast("Listing", options.listing),
+            listing=cast("Listing", options.mcp_listing),
             progress_interval=options.progress_interval,
         )
         await serve_mcp_stdio(server)

@@ -1,0 +1,233 @@
+"""The field check: in one agent run per framework, each driven by that framework's own
+scripted model, the agent selects a todo and then deletes it, against
+``foldkit-agent serve tests.support.field_todo:runtime --mcp http`` with the command's
+defaults. ``delete_todo`` is available only once a todo is selected, so it appears mid-run.
+
+Every framework here lists the tools once per run and never acts on ``tools/list_changed``
+(pydantic-ai's MCP toolset caches its list, the OpenAI Agents SDK with ``cache_tools_list``,
+the Vercel AI SDK's ``client.tools()``, and a client that lists once). With ``serve``'s default
+listing every capability is listed from the start, each saying when it is available, so the
+run finds ``delete_todo``; with ``--listing available`` the same run cannot (the field reports'
+"tool not found" in ADK, the AI SDK, mcp-use, smolagents, CrewAI and LlamaIndex).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import Agent as OpenAIAgent
+from agents import RunConfig, Runner
+from agents.mcp import MCPServerStreamableHttp
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from fastmcp import Client as FastMCPClient
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from pydantic_ai import Agent
+from pydantic_ai.mcp import MCPToolset
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tests.support.field_todo import SELECTED
+from tests.support.paths import ROOT
+from tests.support.serving import serve_process
+
+TARGET = "tests.support.field_todo:runtime"
+PLAN: list[tuple[str, dict[str, Any]]] = [("select_todo", {"id": "t1"}), ("delete_todo", {})]
+INTEROP = ROOT / "tests" / "interop"
+AI_SDK = INTEROP / "node_modules" / "@ai-sdk" / "mcp"
+
+
+@asynccontextmanager
+async def served(*args: str) -> AsyncIterator[str]:
+    """``serve TARGET --mcp http ARGS``; yields the MCP URL."""
+    async with serve_process(TARGET, "--mcp", "http", *args) as origin:
+        yield f"{origin}/mcp"
+
+
+async def todos_left(url: str) -> list[str]:
+    """The ids of the todos the application still has, read from its context."""
+    async with Client(streamable_http_client(url)) as client:
+        read = await client.read_resource("agent://context")
+    text = read.contents[0]
+    assert hasattr(text, "text")
+    context = json.loads(text.text)
+    return [t["id"] for t in context["todos"]]
+
+
+# -- pydantic-ai (FunctionModel) ---------------------------------------------------------------
+
+
+def pydantic_ai_script(offered: list[list[str]]) -> FunctionModel:
+    def step(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered.append(sorted(t.name for t in info.function_tools))
+        turn = len(offered) - 1
+        if turn < len(PLAN):
+            return ModelResponse(parts=[ToolCallPart(*PLAN[turn])])
+        return ModelResponse(parts=[TextPart("done")])
+
+    return FunctionModel(step)
+
+
+async def test_pydantic_ai_selects_then_deletes_with_serves_default_listing() -> None:
+    async with served() as url:
+        offered: list[list[str]] = []
+        run = await Agent(pydantic_ai_script(offered), toolsets=[MCPToolset(url)]).run(
+            "Select the todo t1, then delete it."
+        )
+        assert run.output == "done"
+        assert offered[0] == ["delete_todo", "select_todo"]  # listed before it is available
+        assert await todos_left(url) == ["t2"]
+
+
+async def test_pydantic_ai_cannot_find_the_later_capability_with_listing_available() -> None:
+    """What the default fixes: the cached list of the first turn never has ``delete_todo``."""
+    async with served("--listing", "available") as url:
+        offered: list[list[str]] = []
+        await Agent(pydantic_ai_script(offered), toolsets=[MCPToolset(url)]).run(
+            "Select the todo t1, then delete it."
+        )
+        assert all(o == ["select_todo"] for o in offered)
+        assert await todos_left(url) == ["t1", "t2"]  # nothing was deleted
+
+
+# -- OpenAI Agents SDK (ScriptedModel) ---------------------------------------------------------
+
+
+async def test_openai_agents_sdk_with_a_cached_tool_list_selects_then_deletes() -> None:
+    outputs: list[str] = []
+
+    def after(call: Any) -> Any:
+        for item in call.input if isinstance(call.input, list) else []:
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                outputs.append(str(item.get("output")))
+        return None
+
+    def respond(n: int) -> Any:
+        def step(call: Any) -> Any:
+            after(call)
+            if n < len(PLAN):
+                name, args = PLAN[n]
+                return [function_call(name, args, call_id=f"call-{n}")]
+            return [assistant_message("done")]
+
+        return step
+
+    model = ScriptedModel([ModelStep.respond(respond(n)) for n in range(len(PLAN) + 1)])
+    async with served() as url:
+        server = MCPServerStreamableHttp({"url": url}, cache_tools_list=True)
+        async with server:
+            agent = OpenAIAgent(name="todos", model=model, mcp_servers=[server])
+            run = await Runner.run(
+                agent,
+                "Select the todo t1, then delete it.",
+                run_config=RunConfig(tracing_disabled=True),
+            )
+        assert run.final_output == "done"
+        assert await todos_left(url) == ["t2"]
+    assert not any(o.startswith("Refused: ") for o in outputs), outputs
+
+
+# -- clients that list once: fastmcp and the official client -----------------------------------
+
+
+async def test_fastmcp_client_listing_once_selects_then_deletes() -> None:
+    async with served() as url:
+        async with FastMCPClient(url) as client:
+            listed = {t.name: t for t in await client.list_tools()}
+            assert (listed["delete_todo"].description or "").endswith(
+                f"Available only when {SELECTED}."
+            )
+            for name, args in PLAN:
+                result = await client.call_tool(name, args)
+                assert result.is_error is False
+        assert await todos_left(url) == ["t2"]
+
+
+async def test_the_official_client_listing_once_is_refused_in_plain_words_then_succeeds() -> None:
+    """A call made before its time reads as a refusal, and says what to do first, even to a
+    framework that drops ``isError`` (LlamaIndex, smolagents and CrewAI show only the text)."""
+    async with served() as url:
+        async with Client(streamable_http_client(url)) as client:
+            listed = [t.name for t in (await client.list_tools()).tools]
+            assert listed == ["select_todo", "delete_todo"]
+            early = await client.call_tool("delete_todo", {})
+            text = getattr(early.content[0], "text", "")
+            assert early.is_error is True
+            assert text == (
+                "Refused: 'delete_todo' is not available in the application's current state; "
+                f"it is available only when {SELECTED}. Make that so first (the context shows "
+                "the state), then call it again."
+            )
+            assert early.structured_content is not None
+            assert early.structured_content["available_when"] == SELECTED
+            for name, args in PLAN:
+                assert (await client.call_tool(name, args)).is_error is False
+        assert await todos_left(url) == ["t2"]
+
+
+# -- the Vercel AI SDK (MockLanguageModelV4), a framework that snapshots -----------------------
+
+
+def node_env() -> dict[str, str]:
+    home = Path(tempfile.gettempdir()) / "foldkit-field-check-home"
+    home.mkdir(exist_ok=True)
+    return {**os.environ, "HOME": str(home), "NO_COLOR": "1"}
+
+
+async def ai_sdk_run(url: str) -> dict[str, Any]:
+    proc = await asyncio.create_subprocess_exec(
+        "node",
+        str(INTEROP / "ai_sdk_agent.mjs"),
+        url,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=node_env(),
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return seen
+
+
+no_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+no_ai_sdk = pytest.mark.skipif(
+    not AI_SDK.exists(), reason="npm packages are not installed in tests/interop"
+)
+
+
+@pytest.mark.interop
+@no_node
+@no_ai_sdk
+async def test_the_vercel_ai_sdk_selects_then_deletes_with_serves_default_listing() -> None:
+    async with served() as url:
+        seen = await ai_sdk_run(url)
+        assert seen["listed"] == ["select_todo", "delete_todo"]
+        assert [(r["tool"], r["error"]) for r in seen["results"]] == [
+            ("select_todo", False),
+            ("delete_todo", False),
+        ]
+        assert seen["text"] == "done"
+        assert await todos_left(url) == ["t2"]
+
+
+@pytest.mark.interop
+@no_node
+@no_ai_sdk
+async def test_the_vercel_ai_sdk_run_ends_on_tool_not_found_with_listing_available() -> None:
+    async with served("--listing", "available") as url:
+        seen = await ai_sdk_run(url)
+        assert seen["listed"] == ["select_todo"]
+        assert "delete_todo" in seen.get("error", "") or all(
+            r["tool"] != "delete_todo" or r["error"] for r in seen.get("results", [])
+        )
+        assert await todos_left(url) == ["t1", "t2"]
