@@ -38,6 +38,7 @@ async def test_a_callers_fourth_call_in_a_minute_of_a_3_per_minute_capability_is
     assert refused.data["code"] == RATE_LIMITED
     assert 1 <= refused.data["retry_after"] <= 60
     assert refused.text == (
+        "Refused: "
         "increment was not started: Too many calls: one caller may start increment 3 times a "
         f"minute. Retry after {refused.data['retry_after']} s. Nothing was sent."
     )

@@ -114,7 +114,8 @@ async def test_generated_actions_run_in_agent_native(
             }
             for c in AppAgent.capabilities
         ],
-        "unavailable_message": AgentCapabilityUnavailableError(capability="delete_todo").message,
+        "unavailable_message": "Refused: "
+        + AgentCapabilityUnavailableError(capability="delete_todo").message,
     }
     env = {
         **os.environ,
