@@ -40,6 +40,7 @@ def test_the_manifest_lists_every_capability_with_what_an_agent_needs() -> None:
         "input_schema",
         "model_dependent",
         "has_authorize",
+        "scopes",
         "approval",
         "approval_request",
         "completion",

@@ -16,7 +16,7 @@ refusal a dispatch can raise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Generic, Required, TypedDict, Unpack, overload
 
@@ -125,6 +125,7 @@ class AgentBuilder(Generic[M, P, U]):
         available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None,
         completion: CompletionContract | None = None,
+        scopes: Sequence[str] = (),
         **presentation: Unpack[PresentationOptions[M, P, I]],
     ) -> ActionVariant:
         """See :func:`~foldkit_agent.contract.variant.action`."""
@@ -134,6 +135,7 @@ class AgentBuilder(Generic[M, P, U]):
             available_when=available_when,
             authorize=authorize,
             completion=completion,
+            scopes=scopes,
             **presentation,
         )
 

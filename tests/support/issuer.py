@@ -206,7 +206,9 @@ def running_issuer(resource: str) -> Iterator[Issuer]:
                     issue_date=datetime.datetime.now(datetime.UTC),
                 )
             )
-        issuer.add_agent(AGENT_CLIENT, AGENT_SECRET, ["openid", "todos:read", "todos:delete"])
+        issuer.add_agent(
+            AGENT_CLIENT, AGENT_SECRET, ["openid", "todos:read", "todos:write", "todos:delete"]
+        )
         yield issuer
     finally:
         server.httpd.shutdown()

@@ -9,6 +9,7 @@ joins a contract to a live application.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, cast
@@ -65,6 +66,8 @@ class Capability:
         decoder: the strict :class:`~.schema.InputDecoder` for ``input_type``.
         available / authorize / to_message / completion: the hooks, or ``None``.
         rate: the declared ``rate=`` (:class:`~.rates.Rate`), or ``None``.
+        scopes: the OAuth scopes a bearer token must grant to call it (``variant(scopes=)``),
+            in declaration order, each once; ``()`` when none are declared.
         presentation: the checked :class:`~.presentation.Presentation`; its parts are read
             as ``title`` (or ``None``), ``hints`` (:class:`~.presentation.Hints`) and
             ``confirm`` (``True``, a predicate, or ``None``: no person is asked).
@@ -85,6 +88,7 @@ class Capability:
     presentation: Presentation = PLAIN
     rate: Rate | None = None
     available_when: str | None = None
+    scopes: tuple[str, ...] = ()
 
     @property
     def title(self) -> str | None:
@@ -218,6 +222,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         )
     presentation = v.presentation.checked(tag)
     available_when = _available_when(who, name, v)
+    scopes = _checked_scopes(tag, v.scopes)
     input_type: type[BaseModel] = v.input if v.input is not None else cls
     if not (isinstance(input_type, type) and issubclass(input_type, BaseModel)):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise AgentContractError(f"{who}: input must be a pydantic model class", capability=name)
@@ -249,6 +254,7 @@ def _capability(cls: type[Message], spec: Any) -> Capability:
         presentation=presentation,
         rate=v.rate,
         available_when=available_when,
+        scopes=scopes,
     )
 
 
@@ -272,6 +278,26 @@ def _available_when(who: str, name: str, v: Variant) -> str | None:
             capability=name,
         )
     return text
+
+
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
+"""An RFC 6749 §3.3 scope-token (at most 128 characters here)."""
+
+
+def _checked_scopes(tag: str, scopes: Any) -> tuple[str, ...]:
+    if not isinstance(scopes, tuple):
+        raise AgentContractError(
+            f"{tag!r}: scopes takes a list of scope names, such as scopes=['todos:delete']",
+            capability=tag,
+        )
+    for scope in cast(tuple[Any, ...], scopes):
+        if not isinstance(scope, str) or not _SCOPE_TOKEN.fullmatch(scope):
+            raise AgentContractError(
+                f"{tag!r}: the scope {scope!r} is not an OAuth scope name (printable ASCII, "
+                'no space, " or \\, at most 128 characters)',
+                capability=tag,
+            )
+    return tuple(dict.fromkeys(cast(tuple[str, ...], scopes)))
 
 
 def _expose(

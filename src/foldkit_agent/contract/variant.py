@@ -14,7 +14,7 @@ module's :func:`variant` and a builder's ``variant`` are that one function.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, Unpack, cast, overload
 
@@ -65,6 +65,7 @@ class Variant(Generic[M, P, I]):
     message: type[Message] | None = None
     rate: Rate | None = None
     available_when: str | None = None
+    scopes: tuple[str, ...] = ()
 
 
 class VariantFn(Protocol[M, P]):
@@ -84,6 +85,7 @@ class VariantFn(Protocol[M, P]):
         available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Msg]], Any] | None = None,
         completion: Completion[Msg, S, F] | StateCompletion[Any, Msg] | None = None,
+        scopes: Sequence[str] = (),
         **presentation: Unpack[PresentationOptions[M, P, Msg]],
     ) -> Variant[M, P, Msg]: ...
 
@@ -102,6 +104,7 @@ class VariantFn(Protocol[M, P]):
         available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, I]], Any] | None = None,
         completion: Completion[I, S, F] | StateCompletion[Any, I] | None = None,
+        scopes: Sequence[str] = (),
         **presentation: Unpack[PresentationOptions[M, P, I]],
     ) -> Variant[M, P, I]: ...
 
@@ -116,6 +119,7 @@ class VariantFn(Protocol[M, P]):
         available_when: str | None = None,
         authorize: Callable[[AuthorizationRequest[M, P, Message]], Any] | None = None,
         completion: Completion[Message, S, F] | StateCompletion[Any, Message] | None = None,
+        scopes: Sequence[str] = (),
         **presentation: Unpack[PresentationOptions[M, P, Message]],
     ) -> Variant[M, P, Message]: ...
 
@@ -133,6 +137,7 @@ def _variant(
     input: type[BaseModel] | None = None,
     to_message: Callable[[Any, Any], Any] | None = None,
     completion: CompletionContract | None = None,
+    scopes: Sequence[str] = (),
     **presentation: Unpack[PresentationOptions],
 ) -> Variant:
     """Configure how one Message is exposed.
@@ -164,6 +169,13 @@ def _variant(
             keyed Message). Requires ``input``; giving one without the other is a type error
             as well as a contract error.
         completion: :class:`~.completion.Completion` or :func:`~.completion.when`.
+        scopes: the OAuth scopes a bearer token must grant to call it (``("todos:delete",)``).
+            Checked at the edge of every HTTP transport that authenticates with bearer tokens,
+            before the call starts: a token without them is answered HTTP 403 with
+            ``WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`` naming them,
+            so the client can ask its authorization server for them (step-up). Listed in the
+            manifest and the protected resource metadata. Each is an RFC 6749 §3.3
+            scope-token (printable ASCII, no space, ``"`` or ``\\``).
         title: a short human-readable name (one line, at most 128 characters), shown by
             clients instead of ``name``.
         read_only: the call changes nothing in the application (MCP ``readOnlyHint``).
@@ -222,6 +234,7 @@ def _variant(
         message,
         _rate(rate),
         available_when=available_when,
+        scopes=tuple(scopes) if not isinstance(scopes, str) else (scopes,),
     )
 
 
@@ -251,6 +264,7 @@ class ActionVariant:
     presentation: Presentation = PLAIN
     rate: Rate | None = None
     available_when: str | None = None
+    scopes: tuple[str, ...] = ()
 
     def as_variant(self) -> Variant:
         """The variant this action declares: its name, description, input and
@@ -267,6 +281,7 @@ class ActionVariant:
             self.presentation,
             rate=self.rate,
             available_when=self.available_when,
+            scopes=self.scopes,
         )
 
 
@@ -278,12 +293,13 @@ def action(
     authorize: Callable[[Any], Any] | None = None,
     completion: CompletionContract | None = None,
     rate: str | None = None,
+    scopes: Sequence[str] = (),
     **presentation: Unpack[PresentationOptions],
 ) -> ActionVariant:
     """Expose a surface Action under the tag of the Message it makes.
 
-    ``available_when``, ``title``, the four behaviour hints, ``confirm`` and ``rate`` mean
-    what they mean on :func:`variant`.
+    ``available_when``, ``title``, the four behaviour hints, ``confirm``, ``rate`` and
+    ``scopes`` mean what they mean on :func:`variant`.
 
     Raises:
         AgentContractError: at :func:`~.declare.expose`, when keyed under another Message's
@@ -300,4 +316,5 @@ def action(
         Presentation.of(**presentation),
         _rate(rate),
         available_when,
+        scopes=tuple(scopes) if not isinstance(scopes, str) else (scopes,),
     )

@@ -120,8 +120,11 @@ class OAuthOptions:
         timeout: seconds for each request to the authorization server (default 5).
         tenant_claim: the claim naming the caller's tenant (``serve --tenant-from claim:org``),
             read into :attr:`Grant.tenant <foldkit_agent.edge.Grant.tenant>`, or ``None``.
-        scopes: the scopes this resource's capabilities may ask for, listed in its
-            protected resource metadata (``scopes_supported``).
+        scopes: the scopes a client asks for first: named in the ``scope`` of every 401's
+            challenge (a client requests exactly those, MCP's scope selection) and listed in
+            the protected resource metadata's ``scopes_supported`` together with every scope
+            a capability declares (which a client is then asked for by a 403 when it calls
+            that capability: step-up). ``()``: no ``scope`` in the 401.
 
     Raises:
         ValueError: an issuer, audience or introspection endpoint that is not an ``https``

@@ -128,6 +128,7 @@ def _capability(cap: Capability) -> dict[str, Any]:
         "input_schema": schema,
         "model_dependent": cap.available is not None,
         "has_authorize": cap.authorize is not None,
+        "scopes": list(cap.scopes),
         "approval": cap.approval,
         "approval_request": {
             "describe": cap.presentation.describe is not None,
@@ -160,6 +161,7 @@ def to_manifest(definition: AgentDefinition) -> dict[str, Any]:
                            "model_dependent": bool,   # has an available() predicate
                            "available_when": str,     # only where declared
                            "has_authorize": bool,     # an authorize() hook checks the caller
+                           "scopes": [str],           # OAuth scopes a token needs (scopes=)
                            "approval": "none" | "always" | "conditional",   # confirm=
                            "approval_request": {"describe": bool,   # describe= declared
                                                 "preview": bool},   # preview= declared

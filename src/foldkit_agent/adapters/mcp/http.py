@@ -39,6 +39,7 @@ from ...edge.hosts import HostPolicy
 from ...edge.oauth import OAuthVerifier
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import audit_refusal, static_runtime
+from ...edge.scopes import challenge, scope_table, scopes_supported
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import WireError
 from ...runtime.bound import AgentRuntime
@@ -46,6 +47,7 @@ from ._sdk import lifespan_state_of
 from .inline import InlineCalls, InlineStats, is_inline, lists_alone
 from .limits import SessionCaps, stream_hold
 from .listing import Listing
+from .scopes import ScopeCheck
 from .server import CredentialsOf, Resolve, mcp_server
 
 __all__ = [
@@ -128,16 +130,12 @@ class GrantVerifier(TokenVerifier):
         )
 
 
-def _challenge(error: str, description: str, metadata: str | None) -> dict[str, str]:
-    parts = [f'error="{error}"', f'error_description="{description}"']
-    if metadata is not None:
-        parts.append(f'resource_metadata="{metadata}"')
-    return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}
-
-
-def _bearer(verifier: TokenVerifier, auth: AuthSettings, metadata: str | None) -> Authenticate:
-    """Step 3 for MCP: the SDK's bearer backend, then the required scopes; a refusal names the
-    protected resource metadata (``metadata``, RFC 9728 §5.1) when there is one."""
+def _bearer(
+    verifier: TokenVerifier, auth: AuthSettings, metadata: str | None, first: str | None
+) -> Authenticate:
+    """Step 3 for MCP: the SDK's bearer backend, then the required scopes; a 401 names the
+    protected resource metadata (``metadata``, RFC 9728 §5.1) when there is one, and the
+    scopes to ask for first (``first``) when there are."""
     resource = auth.resource_server_url if auth.validate_token_resource else None
     backend = BearerAuthBackend(verifier, resource_server_url=resource)
     required = list(auth.required_scopes or [])
@@ -145,7 +143,11 @@ def _bearer(verifier: TokenVerifier, auth: AuthSettings, metadata: str | None) -
         401,
         "unauthenticated",
         "This server requires a valid bearer token: send Authorization: Bearer <token>.",
-        _challenge("invalid_token", "Authentication required", metadata),
+        {
+            "WWW-Authenticate": challenge(
+                "invalid_token", "Authentication required", metadata, first
+            )
+        },
     )
 
     def refuse(_exc: AuthenticationError) -> WireError:
@@ -161,14 +163,18 @@ def _bearer(verifier: TokenVerifier, auth: AuthSettings, metadata: str | None) -
                     403,
                     "insufficient-scope",
                     f"The bearer token lacks the scope {needed!r} this server requires.",
-                    _challenge("insufficient_scope", f"Required scope: {needed}", metadata),
+                    {
+                        "WWW-Authenticate": challenge(
+                            "insufficient_scope", f"Required scope: {needed}", metadata, needed
+                        )
+                    },
                 )
         return None
 
     return backend_step(backend, on_error=refuse, then=scoped)
 
 
-def _serve_resource_metadata(app: Starlette, oauth: OAuthVerifier) -> str:
+def _serve_resource_metadata(app: Starlette, oauth: OAuthVerifier, scopes: list[str]) -> str:
     """Add the protected resource metadata route (the SDK's, RFC 9728 §3) for ``oauth``'s
     audience to ``app``; its URL, for the 401 challenge."""
     options = oauth.options
@@ -176,7 +182,7 @@ def _serve_resource_metadata(app: Starlette, oauth: OAuthVerifier) -> str:
     routes = create_protected_resource_routes(
         resource_url=resource,
         authorization_servers=[cast(Any, options.issuer)],
-        scopes_supported=list(options.scopes) or None,
+        scopes_supported=scopes or None,
     )
     app.router.routes.extend(routes)
     return str(build_resource_metadata_url(resource))
@@ -303,13 +309,16 @@ def http_app(
         max_sessions=caps.sessions,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    metadata = None
+    static = static_runtime(target)
+    needs = {} if static is None else scope_table(static.definition.capabilities)
+    metadata = first = None
     if oauth is not None:
-        metadata = _serve_resource_metadata(app, oauth)
+        first = " ".join(oauth.options.scopes) or None
+        listed = scopes_supported(needs, oauth.options.scopes)
+        metadata = _serve_resource_metadata(app, oauth, listed)
     elif auth is not None and auth.resource_server_url:
         metadata = str(build_resource_metadata_url(auth.resource_server_url))
     served_as = [] if host in _WILDCARD_BINDS else [host]
-    static = static_runtime(target)
 
     async def audit(scope: Scope, rules: Rules, err: WireError, _authenticated: bool) -> None:
         # resolve(ctx) needs the SDK's request context, which a refused request never gets:
@@ -347,6 +356,13 @@ def http_app(
     if token_verifier is not None:
         # Outside the inline path, so the verified user is get_access_token()'s there too.
         app.add_middleware(AuthContextMiddleware)
+    if token_verifier is not None and needs and static is not None:
+        runtime = static
+
+        def refused(capability: str, err: WireError) -> None:
+            audit_refusal(runtime, capability=capability, transport=TRANSPORT, err=err)
+
+        app.add_middleware(ScopeCheck, needs=needs, metadata=metadata, on_refusal=refused)
     app.add_middleware(
         EdgeGuard,
         hosts=HostPolicy(options.allowed_hosts, also=served_as),
@@ -355,7 +371,7 @@ def http_app(
         render=jsonrpc_or_plain,
         authenticate=None
         if token_verifier is None or auth is None
-        else _bearer(token_verifier, auth, metadata),
+        else _bearer(token_verifier, auth, metadata, first),
         on_refusal=audit,
         max_items=options.max_items,
         hold=stream_hold(path, streams),

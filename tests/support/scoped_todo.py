@@ -1,0 +1,55 @@
+"""The todo application with a contract whose capabilities declare OAuth scopes.
+
+``create_todo`` needs ``todos:write``; ``clear_selection`` needs nothing. The principal is
+the verified token's subject and scopes, as the todo example reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from examples.todo.app import App, ClearedSelection, Model, RequestedCreateTodo, TodoMessage
+from examples.todo.contract import CreateTodoInput, TodoAgent, principal
+from foldkit_agent import AgentRuntime, Program, agent
+
+WRITE = "todos:write"
+
+ScopedAgent = TodoAgent.make(
+    messages=TodoAgent.expose(
+        TodoMessage,
+        {
+            RequestedCreateTodo: TodoAgent.variant(
+                name="create_todo",
+                description="Create a new todo.",
+                input=CreateTodoInput,
+                to_message=lambda inp, _ctx: RequestedCreateTodo(title=inp.title),
+                scopes=[WRITE],
+            ),
+            ClearedSelection: TodoAgent.variant(
+                name="clear_selection", description="Clear the current selection."
+            ),
+        },
+    )
+)
+del App  # the builder above is the app's own
+
+
+@asynccontextmanager
+async def scoped_todo() -> AsyncIterator[AgentRuntime[Model, Any]]:
+    """A running todo app bound to :data:`ScopedAgent`; the runtime sees who called."""
+    from examples.todo.app import update
+
+    program: Program[Model, Any] = Program(init=Model(), update=update, message=TodoMessage)
+    async with program.run() as running:
+        runtime = TodoAgent.bind(
+            definition=ScopedAgent,
+            host=running.host,
+            audit=agent.audit_log(capacity=100, principal=lambda u: u.id if u else None),
+            principal=principal,
+        )
+        try:
+            yield runtime
+        finally:
+            runtime.close()
