@@ -207,7 +207,9 @@ def running_issuer(resource: str) -> Iterator[Issuer]:
                 )
             )
         issuer.add_agent(
-            AGENT_CLIENT, AGENT_SECRET, ["openid", "todos:read", "todos:write", "todos:delete"]
+            AGENT_CLIENT,
+            AGENT_SECRET,
+            ["openid", "email", "todos:read", "todos:write", "todos:delete"],
         )
         yield issuer
     finally:

@@ -1,6 +1,6 @@
 """The todo application with a contract whose capabilities declare OAuth scopes.
 
-``create_todo`` needs ``todos:write``; ``clear_selection`` needs nothing. The principal is
+``create_todo`` needs :data:`WRITE`; ``clear_selection`` needs nothing. The principal is
 the verified token's subject and scopes, as the todo example reads them.
 """
 
@@ -14,7 +14,11 @@ from examples.todo.app import App, ClearedSelection, Model, RequestedCreateTodo,
 from examples.todo.contract import CreateTodoInput, TodoAgent, principal
 from foldkit_agent import AgentRuntime, Program, agent
 
-WRITE = "todos:write"
+WRITE = "email"
+"""The scope ``create_todo`` needs. One of the test issuer's standard scopes on purpose:
+Canaille's access tokens carry no ``jti`` and only the claims of standard scopes, so a token
+stepped up to a custom scope within the same second as the first is the same string (and so
+the same introspection answer); one stepped up to ``email`` carries the email claim."""
 
 ScopedAgent = TodoAgent.make(
     messages=TodoAgent.expose(

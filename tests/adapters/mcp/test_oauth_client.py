@@ -140,7 +140,7 @@ async def test_the_mcp_client_discovers_signs_in_is_refused_a_scope_and_steps_up
             assert browser.asked == ["todos:read"]  # the 401's scope, nothing more
             created = await client.call_tool("create_todo", {"title": "Buy milk"})
     assert not created.is_error, _text(created)
-    # the 403 named todos:write; the client asked again for what it had and that
+    # the 403 named the scope; the client asked again for what it had and that
     assert len(browser.asked) == 2
     assert set(browser.asked[1].split()) >= {"todos:read", WRITE}
     assert WRITE not in wallet.issued[0].split()
