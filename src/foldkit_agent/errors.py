@@ -248,13 +248,25 @@ class AgentAuthorizationError(AgentError):
         super().__init__(f"Not authorized to use {capability!r}{said}", capability=capability)
 
 
+_SAID_MAX = 500
+
+
+def _shown_said(said: str) -> str:
+    # a person's words reach the agent as one line of inert text, bounded
+    text = " ".join("".join(ch if ch.isprintable() else " " for ch in said).split())
+    return text if len(text) <= _SAID_MAX else text[: _SAID_MAX - 1] + "…"
+
+
 class AgentApprovalError(AgentError):
     """A capability that needs a person's approval was not approved. Nothing was dispatched.
 
     Attributes:
         reason: ``"declined"`` (the person said no), ``"timeout"`` (nobody answered within
-            the approval timeout) or ``"unavailable"`` (the transport cannot ask a person:
-            the call fails closed rather than approving itself).
+            the approval timeout), ``"unavailable"`` (the transport cannot ask a person:
+            the call fails closed rather than approving itself) or ``"stale"`` (the Model
+            changed while the person decided, so their approval no longer held).
+        said: with ``"declined"``, what the person told the agent (one line, at most 500
+            characters), quoted in the text; else ``None``.
         timeout: for ``"timeout"``, the seconds waited; otherwise ``None``.
 
     ``waiting`` (with ``"unavailable"``) is the cap on calls waiting for approval the
@@ -266,9 +278,9 @@ class AgentApprovalError(AgentError):
         "A person declined the call to 'delete_todo'; nothing was sent. ..."
     """
 
-    _fields = ("reason", "timeout")
+    _fields = ("reason", "timeout", "said")
 
-    REASONS: ClassVar[tuple[str, ...]] = ("declined", "timeout", "unavailable")
+    REASONS: ClassVar[tuple[str, ...]] = ("declined", "timeout", "unavailable", "stale")
 
     def __init__(
         self,
@@ -278,11 +290,13 @@ class AgentApprovalError(AgentError):
         timeout: float | None = None,
         waiting: int | None = None,
         yours: bool = True,
+        said: str | None = None,
     ) -> None:
         if reason not in self.REASONS:
             raise ValueError(f"approval reason must be one of {self.REASONS}, not {reason!r}")
         self.reason = reason
         self.timeout = timeout
+        self.said = None if said is None or not said.strip() else _shown_said(said)
         if reason == "unavailable" and waiting is not None and yours:
             text = (
                 f"Too many calls of yours are waiting for a person's approval ({waiting}, the "
@@ -295,10 +309,21 @@ class AgentApprovalError(AgentError):
                 f"the most it keeps waiting), so {capability!r} cannot ask one; nothing was "
                 "sent. Retry later."
             )
+        elif reason == "declined" and self.said is not None:
+            text = (
+                f"A person declined the call to {capability!r}; nothing was sent. They said: "
+                f"{self.said!r}. Do what they ask instead; do not retry the same call."
+            )
         elif reason == "declined":
             text = (
                 f"A person declined the call to {capability!r}; nothing was sent. Do not "
                 "retry it unless they ask for it again."
+            )
+        elif reason == "stale":
+            text = (
+                f"The application changed while a person decided on {capability!r}, so what "
+                "they approved no longer holds; nothing was sent. Read the current state and "
+                "call again if it is still wanted."
             )
         elif reason == "timeout":
             waited = f" within {timeout:g} s" if timeout is not None else ""

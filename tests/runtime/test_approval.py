@@ -270,7 +270,8 @@ async def test_a_host_that_cannot_simulate_asks_without_a_preview() -> None:
     await rt.messages.dispatch("remove_item", {"title": "milk"}, Invocation(approver=approver))
     assert (approver.requests[0].preview, approver.requests[0].summary) == (None, None)
     assert host.dispatched == [RemovedItem(title="milk")]
-    assert host.model_reads == 1  # the preview reads no second snapshot
+    # the preview reads no second snapshot; the answer reads one, to bind it to its Model
+    assert host.model_reads == 2
 
 
 async def test_a_confirmed_call_with_a_completion_contract_completes_after_approval() -> None:

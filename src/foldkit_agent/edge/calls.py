@@ -63,6 +63,7 @@ import anyio
 
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
 from ..contract.calls import Invocation, draft_class, new_invocation_id
+from ..runtime.approve import ONE_QUESTION
 from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import REFUSED, Outcome
 from .approvals import Asked, ParkedApproval, ParkedApprovals
@@ -224,6 +225,9 @@ class CallsInFlight:
         if ask == PARK:
             ask, asked = ParkedApprovals.asker()
         approver = None if ask is None else self._counted(ask, request.caller, place)
+        if asked is not None:
+            # a parked call's answer ends its exchange: it cannot be asked a second question
+            setattr(approver, ONE_QUESTION, True)
         invocation = _invocation(request, signal, approver)
         call = asyncio.ensure_future(rt.call(name, payload, invocation))
         self._signals[call] = (request.transport, signal)

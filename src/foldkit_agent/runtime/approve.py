@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
@@ -18,15 +19,23 @@ from pydantic import BaseModel
 from ..app.message import Message
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, short_json
 from ..contract.calls import AuthorizationRequest
-from ..errors import AgentApprovalError
-from .plan import Plan
+from ..errors import AgentApprovalError, AgentError
+from .plan import Plan, holds
 from .preview import preview_of
 from .race import Abort, Deadline, race
 
 if TYPE_CHECKING:
     from .pipeline import Call
 
-__all__ = ["SENTENCE_MAX", "WITHDRAW_GRACE", "approve", "fields_of", "request_for"]
+__all__ = [
+    "MAX_ASKS",
+    "ONE_QUESTION",
+    "SENTENCE_MAX",
+    "WITHDRAW_GRACE",
+    "approve",
+    "fields_of",
+    "request_for",
+]
 
 _log = logging.getLogger("foldkit_agent.runtime")
 
@@ -34,37 +43,102 @@ WITHDRAW_GRACE = 1.0
 """Seconds a withdrawn approval question gets to finish its cleanup before the call answers."""
 
 
-async def approve(call: Call, plan: Plan, decoded: Any, message: Message) -> None:
-    """Return only when a person approved ``message``; otherwise refuse, sending nothing.
+ONE_QUESTION = "foldkit_one_question"
+"""The attribute a transport sets (to ``True``) on an approver that can put one question
+only (a call parked between requests: its answer ends the exchange). When the Model changes
+under such a question, the call is refused as stale instead of re-asked."""
+
+MAX_ASKS = 3
+"""How many times one call asks its person at most (a re-ask after a change, edits)."""
+
+
+async def approve(call: Call, plan: Plan, decoded: Any, message: Message) -> Message:
+    """The Message to send, once a person approved it; otherwise refuse, sending nothing.
 
     A predicate ``confirm`` decides first whether to ask at all (one that raises asks: the
     cautious answer). No approver on the invocation means the transport cannot ask a person:
     refused, ``"unavailable"``. An approver that raises, or answers anything but an
     :class:`Approval`, counts as unavailable too, never as approval. The question is withdrawn
-    (its approver cancelled) on timeout and cancellation. What was decided is kept on
-    ``call.approval`` / ``call.approved_by`` for the audit entry.
+    (its approver cancelled) on timeout and cancellation.
+
+    An approval is for the snapshot it was shown on. When the person approves, the Model is
+    read again: if it changed so that the capability is no longer available, the call is
+    refused as ``"stale"``; if the preview (or the Message ``to_message`` builds) differs, the
+    person is asked again with the new preview, once (``asks=2``), and a second change refuses
+    it as ``"stale"``. An approver that can put one question only (:data:`ONE_QUESTION`) is
+    refused as stale at the first change. An approval with edited ``input`` is decoded
+    strictly (and authorized) again, its Message rebuilt, and the person asked again with its
+    preview; only that answer sends. What was decided is kept on ``call.approval`` /
+    ``call.approved_by`` / ``call.approval_text`` / ``call.approval_asks`` for the audit entry.
 
     Raises:
-        AgentApprovalError: ``"declined"``, ``"timeout"`` (after the runtime's
-            ``approval_timeout``) or ``"unavailable"``.
+        AgentApprovalError: ``"declined"`` (quoting the person's message), ``"timeout"``
+            (after the runtime's ``approval_timeout``), ``"unavailable"`` or ``"stale"``.
+        AgentInvalidInputError: the edited input does not decode.
         AgentCancelledError: the signal was set while waiting (``dispatched=False``).
     """
     if plan.confirm is not True and not await _needs_approval(call, plan, decoded):
-        return
+        return message
     name = plan.name
     approver = call.invocation.approver
     if approver is None:
         call.approval = "unavailable"
         raise AgentApprovalError(capability=name, reason="unavailable")
-    rt = call.rt
+    one_question = getattr(approver, ONE_QUESTION, False) is True
     request = request_for(call, plan, decoded, message, 1)
-    call.approval_text = request.shown()
-    call.approval_asks = request.asks
+    changed = False
+    while True:
+        call.approval_text = request.shown()
+        call.approval_asks = request.asks
+        answer = await _ask(call, name, approver, request)
+        if answer.approved is not True:
+            call.approval = "declined"
+            said = answer.message if isinstance(answer.message, str) else None
+            raise AgentApprovalError(capability=name, reason="declined", said=said)
+        if call.signal.is_set():  # aborted while the person answered: nothing is sent
+            raise call.cancelled(False)
+        last = request.asks >= MAX_ASKS
+        if answer.input is not None:
+            if last or one_question:
+                call.approval = "stale"
+                raise AgentApprovalError(capability=name, reason="stale")
+            decoded = plan.decode(name, answer.input)
+            if plan.authorizes:
+                await call.authorize(plan, decoded)
+            message = decoded if plan.to_message is None else call.construct(plan, decoded)
+            request = request_for(call, plan, decoded, message, request.asks + 1)
+            continue
+        current = call.rt.host.model()
+        if current is not call.model:
+            if plan.available is not None and not holds(plan.available, name, current):
+                call.approval = "stale"
+                raise AgentApprovalError(capability=name, reason="stale")
+            shown_on = call.model
+            call.model = current
+            again = decoded if plan.to_message is None else _rebuilt(call, plan, decoded)
+            fresh = None if again is None else request_for(call, plan, decoded, again, 2)
+            if fresh is None or _differs(request, fresh):
+                if fresh is None or changed or one_question or last:
+                    call.approval = "stale"
+                    raise AgentApprovalError(capability=name, reason="stale")
+                changed = True
+                message = again if again is not None else message
+                request = replace(fresh, asks=request.asks + 1)
+                continue
+            call.model = shown_on if again is None else current
+        call.approval = "approved"
+        call.approved_by = answer.by if isinstance(answer.by, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        return message
+
+
+async def _ask(call: Call, name: str, approver: Any, request: ApprovalRequest) -> Approval:
+    """Put ``request`` to ``approver`` within the approval timeout; its :class:`Approval`."""
+    rt = call.rt
     deadline = asyncio.get_running_loop().time() + rt.approval_timeout
     asking: asyncio.Future[Any] | None = None
     try:
-        asking = asyncio.ensure_future(approver(request))
-        answer = await race(asking, call.signal, deadline)
+        asking = question = asyncio.ensure_future(approver(request))
+        answer = await race(question, call.signal, deadline)
     except Abort:
         raise call.cancelled(False) from None
     except Deadline:
@@ -93,13 +167,42 @@ async def approve(call: Call, plan: Plan, decoded: Any, message: Message) -> Non
         _log.warning("the approver of %r answered %r, not an Approval", name, answer)
         call.approval = "unavailable"
         raise AgentApprovalError(capability=name, reason="unavailable")
-    if answer.approved is not True:
-        call.approval = "declined"
-        raise AgentApprovalError(capability=name, reason="declined")
-    call.approval = "approved"
-    call.approved_by = answer.by if isinstance(answer.by, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-    if call.signal.is_set():  # aborted while the person answered: nothing is sent
-        raise call.cancelled(False)
+    return answer
+
+
+def _rebuilt(call: Call, plan: Plan, decoded: Any) -> Message | None:
+    """The Message ``to_message`` builds on the current Model, or ``None`` when it cannot."""
+    try:
+        return call.construct(plan, decoded)
+    except AgentError:
+        return None
+
+
+def _differs(shown: ApprovalRequest, fresh: ApprovalRequest) -> bool:
+    """Whether the person would now be shown something else than what they approved."""
+    return (
+        fresh.message != shown.message
+        or _unplaced(fresh.preview) != _unplaced(shown.preview)
+        or fresh.effects != shown.effects
+        or fresh.sentence != shown.sentence
+    )
+
+
+def _unplaced(patch: list[dict[str, Any]] | None) -> Any:
+    """``patch`` with list positions left out of its paths: another call removing an earlier
+    item shifts where this one's change lands, not what it changes (the Message, compared
+    beside it, says which item)."""
+    if patch is None:
+        return None
+    return [
+        {k: _no_positions(v) if k in ("path", "from") else v for k, v in op.items()} for op in patch
+    ]
+
+
+def _no_positions(pointer: Any) -> Any:
+    if not isinstance(pointer, str):
+        return pointer
+    return "/".join("#" if part.isdigit() else part for part in pointer.split("/"))
 
 
 async def _needs_approval(call: Call, plan: Plan, decoded: Any) -> bool:

@@ -199,7 +199,7 @@ class Call:
                 held = got
             message: Message = decoded if plan.to_message is None else self.construct(plan, decoded)
             if plan.confirm is not None:  # 6
-                await self.confirm(plan, decoded, message)
+                message = await self.confirm(plan, decoded, message)
             if plan.completion is None:
                 sent = self.send(plan, message)  # 7
                 if sent is not None:
@@ -432,17 +432,19 @@ class Call:
 
     # -- 6. confirm -------------------------------------------------------------------------
 
-    async def confirm(self, plan: Plan, decoded: Any, message: Message) -> None:
-        """Return only when a person approved ``message``; otherwise refuse, sending nothing.
+    async def confirm(self, plan: Plan, decoded: Any, message: Message) -> Message:
+        """The Message to send once a person approved it (``message``, or the one rebuilt
+        from their edited input or on a changed Model); otherwise refuse, sending nothing.
 
         See :func:`~foldkit_agent.runtime.approve.approve` for who is asked and how an answer
         counts.
 
         Raises:
-            AgentApprovalError: ``"declined"``, ``"timeout"`` or ``"unavailable"``.
+            AgentApprovalError: ``"declined"``, ``"timeout"``, ``"unavailable"`` or
+                ``"stale"``.
             AgentCancelledError: the signal was set while waiting (``dispatched=False``).
         """
-        await approve(self, plan, decoded, message)
+        return await approve(self, plan, decoded, message)
 
     # -- 7. send ----------------------------------------------------------------------------
 
