@@ -106,11 +106,11 @@ class RateLimits:
         wait = self.retry_after(rate, "caller", caller)
         if wait is None:
             return None
-        text = (
+        return _limited(
             f"Too many requests: one caller may make {rate.amount} requests {_a(rate.per)} to "
-            f"this server. Retry after {wait} s."
+            f"this server.",
+            wait,
         )
-        return WireError(429, RATE_LIMITED, text, {"Retry-After": str(wait)})
 
     def capability_refusal(self, rate: Rate, capability: str, caller: str) -> WireError | None:
         """The check of :meth:`~.calls.CallsInFlight.run`: ``None``, or the refusal of a call
@@ -118,11 +118,11 @@ class RateLimits:
         wait = self.retry_after(rate, "capability", capability, caller)
         if wait is None:
             return None
-        text = (
+        return _limited(
             f"Too many calls: one caller may start {capability[:200]} {rate.amount} times "
-            f"{_a(rate.per)}. Retry after {wait} s."
+            f"{_a(rate.per)}.",
+            wait,
         )
-        return WireError(429, RATE_LIMITED, text, {"Retry-After": str(wait)})
 
 
 def _a(per: str) -> str:
@@ -130,3 +130,8 @@ def _a(per: str) -> str:
     if per[0].isdigit():
         return f"every {per}"
     return f"an {per}" if per == "hour" else f"a {per}"
+
+
+def _limited(text: str, wait: int) -> WireError:
+    """The 429 refusal saying ``text`` and when to retry (in the text and ``Retry-After``)."""
+    return WireError(429, RATE_LIMITED, f"{text} Retry after {wait} s.", {"Retry-After": str(wait)})

@@ -248,20 +248,31 @@ def request_for(
     )
 
 
+_FAILED: Any = object()
+
+
+def _presented(call: Call, plan: Plan, decoded: Any, hook: Any, name: str, instead: str) -> Any:
+    """``hook(request)`` of a presentation hook (``preview=``, ``describe=``) for the call, or
+    :data:`_FAILED` when it raised (logged, saying what is shown ``instead``)."""
+    inv = call.invocation
+    request = AuthorizationRequest(
+        call.principal, decoded, call.model, inv.transport, inv, plan.name
+    )
+    try:
+        return hook(request)
+    except Exception:
+        _log.warning("%s of %r raised; %s", name, plan.name, instead, exc_info=True)
+        return _FAILED
+
+
 def _declared_outcome(call: Call, plan: Plan, decoded: Any) -> tuple[Message, ...]:
     """What ``preview=`` says the call's external effect brings back (``()`` without it, or
     when it raises or gives anything but Messages: logged, and the preview goes without)."""
     hook = plan.cap.presentation.preview
     if hook is None:
         return ()
-    inv = call.invocation
-    request = AuthorizationRequest(
-        call.principal, decoded, call.model, inv.transport, inv, plan.name
-    )
-    try:
-        got = hook(request)
-    except Exception:
-        _log.warning("preview= of %r raised; previewing without it", plan.name, exc_info=True)
+    got = _presented(call, plan, decoded, hook, "preview=", "previewing without it")
+    if got is _FAILED:
         return ()
     messages: tuple[Any, ...] = (got,) if isinstance(got, Message) else tuple(got or ())
     if not all(isinstance(m, Message) for m in messages):
@@ -278,14 +289,8 @@ def _sentence(call: Call, plan: Plan, decoded: Any) -> str | None:
     describe = plan.cap.presentation.describe
     if describe is None:
         return None
-    inv = call.invocation
-    request = AuthorizationRequest(
-        call.principal, decoded, call.model, inv.transport, inv, plan.name
-    )
-    try:
-        sentence = describe(request)
-    except Exception:
-        _log.warning("describe= of %r raised; showing its fields", plan.name, exc_info=True)
+    sentence = _presented(call, plan, decoded, describe, "describe=", "showing its fields")
+    if sentence is _FAILED:
         return None
     if not isinstance(sentence, str) or not sentence.strip():
         _log.warning("describe= of %r gave no sentence; showing its fields", plan.name)
