@@ -318,9 +318,7 @@ def serve_http(run: Run, cmd: Command, argv: list[str]) -> None:
             assert urls[0] == f"{base.rstrip('/')}{prefix}/a2a/jsonrpc", urls
         if "--webmcp" in argv:
             if tokens:  # with tokens the page answers a signed-in person only
-                signed = http.post(
-                    "/console/sign-in", json={"token": tokens[0].partition("=")[0]}
-                )
+                signed = http.post("/console/sign-in", json={"token": tokens[0].partition("=")[0]})
                 assert signed.status_code in (200, 204, 303), signed.text
             page = http.get("/")
             assert page.status_code == 200
