@@ -79,6 +79,13 @@ def _make(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_the_all_extra_brings_every_other_extra_so_the_suite_installs_each() -> None:
+    extras: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
+    (everything,) = extras["all"]
+    named = set(Requirement(everything).extras)
+    assert set(extras) - {"all", "dev"} - named == set()
+
+
 def test_make_unit_runs_the_suite_without_the_node_and_chromium_tests() -> None:
     planned = _make("-n", "unit")
     assert planned.returncode == 0, planned.stderr
