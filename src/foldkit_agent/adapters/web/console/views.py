@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 import jsonpatch  # pyright: ignore[reportMissingTypeStubs]
 
+from ....contract.visible import visible, visible_value
 from ....edge.activity import ActivityItem
 from ....edge.approvals import ParkedApproval
 from ..signin import subject_of_caller
@@ -64,7 +65,13 @@ class DiffLine:
 
 
 def _pretty(value: Any) -> list[str]:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str).splitlines()
+    """JSON lines of ``value`` with every string made visible, so a line separator or a bidi
+    override in agent-supplied text can neither add a line to the diff nor reorder it."""
+    return _json(value).splitlines()
+
+
+def _json(value: Any) -> str:
+    return json.dumps(visible_value(value), indent=2, ensure_ascii=False, default=str)
 
 
 def diff_lines(before: Any, patch: Sequence[dict[str, Any]]) -> list[DiffLine] | None:
@@ -141,7 +148,10 @@ def _fields(shown: dict[str, Any]) -> list[tuple[str, str]]:
     data: Any = shown.get("input")
     if isinstance(data, dict):
         return [
-            (str(k), v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
+            (
+                visible(str(k)),
+                visible(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)),
+            )
             for k, v in cast(dict[str, Any], data).items()
         ]
     return []

@@ -1,0 +1,31 @@
+"""The console's preview diff shows agent-supplied text as visible text: a line separator or a
+bidi override in a title can neither add a line to the diff a person approves from nor
+reorder it."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from foldkit_agent.adapters.web.console.views import diff_lines
+
+HOSTILE = "<b>x</b>\u202eevil\u2028+ fake line\u2029\u0085"
+
+
+def test_a_hostile_title_is_one_removed_line_with_its_hidden_characters_named() -> None:
+    lines = diff_lines({"todos": [{"title": HOSTILE}]}, [{"op": "remove", "path": "/todos/0"}])
+    assert lines is not None
+    removed = [d.text for d in lines if d.kind == "removed"]
+    (title,) = [t for t in removed if '"title"' in t]
+    for named in ("⟨U+202E⟩", "⟨U+2028⟩", "⟨U+2029⟩", "⟨U+0085⟩"):
+        assert named in title
+    assert title.isprintable()
+    assert "<b>x</b>" in title  # markup is text here; the template escapes it
+
+
+@given(st.text().filter(lambda t: t != "kept"))
+def test_every_string_in_a_diff_stays_on_its_own_line(text: str) -> None:
+    lines = diff_lines({"a": [text, "kept"]}, [{"op": "remove", "path": "/a/0"}])
+    assert lines is not None
+    assert all(line.text.isprintable() or line.text == "" for line in lines)
+    assert len([d for d in lines if d.kind == "removed"]) == 1
