@@ -5,9 +5,9 @@ Everything lives in one temporary directory and is gone when :func:`stack` exits
 PostgreSQL cluster (:mod:`deploy.postgres`) holding the todos (``FOLDKIT_TODO_STORE``) and
 the audit (``--audit postgres:DSN --audit-durable``) and the A2A tasks
 (``--a2a-task-store postgres:DSN``), the workers on loopback ports (each
-``serve examples.todo:runtime --mcp http --a2a --tenant-from path --base-url NGINX`` with every
-tenant's token), and nginx run from ``deploy/nginx.conf`` with ``-p DIR`` (pid, logs and temp
-files in ``DIR``).
+``serve examples.todo:runtime --mcp http --a2a --tenant-from path --listing available
+--base-url NGINX`` with every tenant's token), and nginx run from ``deploy/nginx.conf``
+with ``-p DIR`` (pid, logs and temp files in ``DIR``).
 
 Example:
     >>> with stack(["alice", "bob"], workers=3) as running:
@@ -276,6 +276,9 @@ def stack(
         running.port = port or _free_port()
         # the agent cards name nginx's origin, where the clients are
         args = ["--mcp", "http", "--a2a", "--tenant-from", "path"]
+        # what is available changes with each tenant's Model, and every client hears it
+        # (list_changed through nginx) instead of being offered every capability up front
+        args += ["--listing", "available"]
         args += ["--base-url", f"http://127.0.0.1:{running.port}"]
         for tenant, token in table.items():
             args += ["--token", f"{token}={tenant}"]

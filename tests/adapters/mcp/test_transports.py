@@ -157,7 +157,7 @@ async def test_http_f23_ten_concurrent_calls_apply_ten_messages() -> None:
 def stdio_params() -> StdioServerParameters:
     return StdioServerParameters(
         command=str(Path(sys.executable).parent / "foldkit-agent"),
-        args=["serve", "examples.todo:runtime", "--mcp", "stdio"],
+        args=["serve", "examples.todo:runtime", "--mcp", "stdio", "--listing", "available"],
         cwd=str(ROOT),
     )
 
