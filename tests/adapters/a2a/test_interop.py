@@ -11,10 +11,8 @@ caller.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.launched import launched
 from tests.support.paths import ROOT
 
 INTEROP = ROOT / "tests" / "interop"
@@ -38,23 +37,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def a2a_server() -> Iterator[str]:
     """Start tests/support/a2a_server.py; yield its base URL once the card answers."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "support" / "a2a_server.py")],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # the launcher prints its port once the socket is bound
-        if not line.startswith("PORT "):
-            proc.kill()
-            _out, err = proc.communicate(timeout=10)
-            pytest.fail(f"the A2A server did not start: {line!r} {err[-2000:]}")
-        base = f"http://127.0.0.1:{int(line.split()[1])}"
+    script = ROOT / "tests" / "support" / "a2a_server.py"
+    with launched(script, "the A2A server") as (base, proc):
         deadline = time.monotonic() + 20
         while True:  # poll until uvicorn serves the card
             try:
@@ -66,13 +50,6 @@ def a2a_server() -> Iterator[str]:
                 pytest.fail("the A2A server never became ready")
             time.sleep(0.02)  # poll interval, not a wait for the server
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")

@@ -5,16 +5,15 @@ applying the shared state with fast-json-patch as a front end does."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.support.launched import launched
 from tests.support.paths import ROOT
 
 INTEROP = ROOT / "tests" / "interop"
@@ -30,28 +29,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """tests/support/ag_ui_server.py; its base URL once it printed its bound port."""
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "support" / "ag_ui_server.py")],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # printed once the socket is bound: connects queue
-        if not line.startswith("PORT "):
-            proc.kill()
-            pytest.fail(f"the AG-UI server did not start: {line!r} {proc.communicate()[1][-2000:]}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with launched(ROOT / "tests" / "support" / "ag_ui_server.py", "the AG-UI server") as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")
