@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 from ..errors import needs_extra
 from .keys import SqlKeys
-from .store import COLUMNS, DatabaseAuditSink
+from .store import ADDED_COLUMNS, COLUMNS, DatabaseAuditSink, schema
 
 if TYPE_CHECKING:
     import psycopg
@@ -20,45 +20,17 @@ if TYPE_CHECKING:
 __all__ = ["PostgresAuditSink"]
 
 _SCHEMA = (
-    """
-    CREATE TABLE IF NOT EXISTS audit_entries (
-        id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        at            TIMESTAMPTZ NOT NULL,
-        invocation_id TEXT NOT NULL,
-        transport     TEXT NOT NULL,
-        capability    TEXT NOT NULL,
-        tag           TEXT,
-        principal     JSONB,
-        decision      TEXT NOT NULL,  -- dispatched | refused | unknown
-        outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
-        input         JSONB,
-        approval      TEXT,           -- approved | declined | timeout | unavailable | stale
-        approved_by   TEXT,           -- who approved, or NULL
-        approval_text TEXT,           -- what the person was asked, or NULL
-        approval_asks INTEGER         -- how many times they were asked, or NULL
-    )
-    """,
-    # a table made before the approval columns existed gains them
-    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval TEXT",
-    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approved_by TEXT",
-    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval_text TEXT",
-    "ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS approval_asks INTEGER",
-    "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
-    "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
-    # idempotency keys (foldkit_agent.audit.keys), shared by every worker of the database
-    """
-    CREATE TABLE IF NOT EXISTS idempotency_keys (
-        key         TEXT PRIMARY KEY,  -- hash of the caller, the capability and the key
-        capability  TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,     -- hash of the first call's decoded input
-        state       TEXT NOT NULL,     -- running | done
-        owner       TEXT NOT NULL,     -- the process running the first call
-        lease_until DOUBLE PRECISION NOT NULL,  -- epoch seconds: the owner vouches it is alive
-        expires_at  DOUBLE PRECISION NOT NULL,  -- epoch seconds
-        outcome     TEXT               -- JSON, once done
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at ON idempotency_keys (expires_at)",
+    *schema(
+        key="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+        time="TIMESTAMPTZ",
+        json="JSONB",
+        seconds="DOUBLE PRECISION",
+    ),
+    # a table made before the added columns existed gains them
+    *(
+        f"ALTER TABLE audit_entries ADD COLUMN IF NOT EXISTS {c} {kind}"
+        for c, kind in ADDED_COLUMNS
+    ),
 )
 _COPY = f"COPY audit_entries ({', '.join(COLUMNS)}) FROM STDIN"
 _SCHEMA_LOCK = 0x666B_6175_6469_74  # pg_advisory_xact_lock key: workers create the table once
@@ -132,7 +104,7 @@ class PostgresAuditSink(DatabaseAuditSink):
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 for statement in _SCHEMA:
-                    conn.execute(statement)
+                    conn.execute(cast(LiteralString, statement))  # constants only
         except BaseException:
             conn.close()
             raise

@@ -12,48 +12,13 @@ from typing import Any, Literal, cast
 
 from .entry import iso_time
 from .keys import SqlKeys
-from .store import ADDED_COLUMNS, COLUMNS, DatabaseAuditSink
+from .store import ADDED_COLUMNS, COLUMNS, DatabaseAuditSink, schema
 
 __all__ = ["SqliteAuditSink"]
 
 
-_SCHEMA = (
-    """
-    CREATE TABLE IF NOT EXISTS audit_entries (
-        id            INTEGER PRIMARY KEY,
-        at            TEXT NOT NULL,  -- UTC ISO 8601 with microseconds: text order = time order
-        invocation_id TEXT NOT NULL,
-        transport     TEXT NOT NULL,
-        capability    TEXT NOT NULL,
-        tag           TEXT,
-        principal     TEXT,           -- JSON, or NULL
-        decision      TEXT NOT NULL,  -- dispatched | refused | unknown
-        outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
-        input         TEXT,           -- JSON, or NULL
-        approval      TEXT,           -- approved | declined | timeout | unavailable | stale
-        approved_by   TEXT,           -- who approved, or NULL
-        approval_text TEXT,           -- what the person was asked, or NULL
-        approval_asks INTEGER         -- how many times they were asked, or NULL
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
-    "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
-    # idempotency keys (foldkit_agent.audit.keys), kept with the audit so every worker and
-    # every later process sees them
-    """
-    CREATE TABLE IF NOT EXISTS idempotency_keys (
-        key         TEXT PRIMARY KEY,  -- hash of the caller, the capability and the key
-        capability  TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,     -- hash of the first call's decoded input
-        state       TEXT NOT NULL,     -- running | done
-        owner       TEXT NOT NULL,     -- the process running the first call
-        lease_until REAL NOT NULL,     -- epoch seconds: the owner vouches it is alive
-        expires_at  REAL NOT NULL,     -- epoch seconds
-        outcome     TEXT               -- JSON, once done
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at ON idempotency_keys (expires_at)",
-)
+# ``at`` as UTC ISO 8601 text with microseconds (fixed width: text order = time order)
+_SCHEMA = schema(key="INTEGER PRIMARY KEY", time="TEXT", json="TEXT", seconds="REAL")
 _SCHEMA_VERSION = 4  # 2: the approval columns; 3: what the person was asked, and how often;
 # 4: the idempotency_keys table
 _INSERT = (

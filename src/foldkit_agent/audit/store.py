@@ -25,7 +25,7 @@ from .encode import json_text, storable_text
 from .entry import DECISIONS, FIELDS, AuditEntry, Decision
 from .forward import AuditSinkError
 
-__all__ = ["ADDED_COLUMNS", "COLUMNS", "DatabaseAuditSink"]
+__all__ = ["ADDED_COLUMNS", "COLUMNS", "DatabaseAuditSink", "schema"]
 
 COLUMNS = FIELDS
 """The stored columns besides ``id``, in row order."""
@@ -37,6 +37,61 @@ ADDED_COLUMNS = (
     ("approval_asks", "INTEGER"),
 )
 """Columns added after the first schema, in order; a sink adds them to an older table."""
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS audit_entries (
+        id            {key},
+        at            {time} NOT NULL,
+        invocation_id TEXT NOT NULL,
+        transport     TEXT NOT NULL,
+        capability    TEXT NOT NULL,
+        tag           TEXT,
+        principal     {json},
+        decision      TEXT NOT NULL,  -- dispatched | refused | unknown
+        outcome       TEXT NOT NULL,  -- ok | completed | failed | the error tag
+        input         {json},
+        approval      TEXT,           -- approved | declined | timeout | unavailable | stale
+        approved_by   TEXT,           -- who approved, or NULL
+        approval_text TEXT,           -- what the person was asked, or NULL
+        approval_asks INTEGER         -- how many times they were asked, or NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",
+    "CREATE INDEX IF NOT EXISTS audit_entries_capability_at ON audit_entries (capability, at)",
+    # idempotency keys (foldkit_agent.audit.keys), kept with the audit so every worker and
+    # every later process sees them
+    """
+    CREATE TABLE IF NOT EXISTS idempotency_keys (
+        key         TEXT PRIMARY KEY,  -- hash of the caller, the capability and the key
+        capability  TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,     -- hash of the first call's decoded input
+        state       TEXT NOT NULL,     -- running | done
+        owner       TEXT NOT NULL,     -- the process running the first call
+        lease_until {seconds} NOT NULL,  -- epoch seconds: the owner vouches it is alive
+        expires_at  {seconds} NOT NULL,  -- epoch seconds
+        outcome     TEXT               -- JSON, once done
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at ON idempotency_keys (expires_at)",
+)
+
+
+def schema(*, key: str, time: str, json: str, seconds: str) -> tuple[str, ...]:
+    """The statements that create both tables and their indexes, in one database's types.
+
+    Args:
+        key: the ``id`` column (an ascending integer key).
+        time: the ``at`` column's type.
+        json: the type of the JSON columns (``principal``, ``input``; NULL allowed).
+        seconds: the type of the epoch-seconds columns of ``idempotency_keys``.
+
+    Example:
+        >>> schema(key="INTEGER PRIMARY KEY", time="TEXT", json="TEXT", seconds="REAL")[1]
+        'CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)'
+    """
+    types = {"key": key, "time": time, "json": json, "seconds": seconds}
+    return tuple(statement.format_map(types) for statement in _SCHEMA)
 
 
 def _text_or_none(value: str | None) -> str | None:
