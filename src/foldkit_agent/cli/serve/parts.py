@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from starlette.applications import Starlette
@@ -132,13 +133,11 @@ def http_parts(
         from ...adapters.mcp import http_app
 
         listing = cast("Listing", options.mcp_listing)
-
-        def mcp_part(rt: Any) -> Starlette:
-            return http_app(
-                rt, name=name, version=version, options=shared, listing=listing, calls=calls
+        parts.append(
+            partial(
+                http_app, name=name, version=version, options=shared, listing=listing, calls=calls
             )
-
-        parts.append(mcp_part)
+        )
     people = None
     if options.signs_in:
         from ...adapters.web.signin import People
@@ -147,24 +146,14 @@ def http_parts(
     if options.serves_console:
         from ...adapters.web.console import console_app
 
-        def console_part(rt: Any) -> Starlette:
-            return console_app(
-                rt,
-                calls=calls,
-                people=people,
-                title=name,
-                options=shared,
-                home=not options.webmcp,
-            )
-
-        parts.append(console_part)
+        home = not options.webmcp
+        parts.append(
+            partial(console_app, calls=calls, people=people, title=name, options=shared, home=home)
+        )
     if options.webmcp:
         from ...adapters.web.webmcp import webmcp_app
 
-        def webmcp_part(rt: Any) -> Starlette:
-            return webmcp_app(rt, title=name, options=shared, calls=calls, people=people)
-
-        parts.append(webmcp_part)
+        parts.append(partial(webmcp_app, title=name, options=shared, calls=calls, people=people))
     if options.native:
         from ...adapters.native import native_app
 
@@ -172,28 +161,14 @@ def http_parts(
         # ServeOptions.stream_pools counts against --max-connections as such.
         native = replace(shared, caps=DEFAULT_CALLER_LIMITS)
         tokens = list(options.native_tokens)
-
-        def native_part(rt: Any) -> Starlette:
-            return native_app(
-                rt, service_tokens=tokens, path="/native", options=native, calls=calls
-            )
-
-        parts.append(native_part)
+        parts.append(
+            partial(native_app, service_tokens=tokens, path="/native", options=native, calls=calls)
+        )
     if options.a2a:
         from ...adapters.a2a import a2a_app
 
-        def a2a_part(rt: Any) -> Starlette:
-            return a2a_app(
-                rt,
-                name=name,
-                version=version,
-                base_url=base_url,
-                options=shared,
-                task_store=task_store,
-                calls=calls,
-            )
-
-        parts.append(a2a_part)
+        a2a = partial(a2a_app, name=name, version=version, base_url=base_url, options=shared)
+        parts.append(partial(a2a, task_store=task_store, calls=calls))
     return parts
 
 
