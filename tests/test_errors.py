@@ -34,10 +34,23 @@ def test_the_core_alone_imports_the_front_door_and_declares_a_contract(core_pyth
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
 
 
+CONSOLE_SCRIPT = "import sys; from foldkit_agent.__main__ import main; sys.exit(main())"
+"""What the installed ``foldkit-agent`` script runs (``[project.scripts]``)."""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("-m", "foldkit_agent"),
+        ("-m", "foldkit_agent.cli"),
+        ("-c", CONSOLE_SCRIPT, "foldkit-agent"),
+    ],
+    ids=["python -m foldkit_agent", "python -m foldkit_agent.cli", "foldkit-agent"],
+)
 def test_the_command_without_the_cli_extra_says_which_extra_in_one_line(
-    core_python: Path,
+    core_python: Path, command: tuple[str, ...]
 ) -> None:
-    done = _run(core_python, "-m", "foldkit_agent", "serve", "examples.todo:runtime")
+    done = _run(core_python, *command, "serve", "examples.todo:runtime")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         "error: the 'cli' extra is needed for the foldkit-agent command: "

@@ -14,7 +14,7 @@ def main() -> None:
     needs), print one line naming it (``pip install 'foldkit-agent[cli]'``) and exit with
     status 2."""
     try:
-        from .cli import main as run
+        from .cli.root import main as run
 
         run()  # a command reaching a part whose extra is missing ends here too
     except MissingExtra as err:

@@ -1,82 +1,35 @@
-"""The ``foldkit-agent`` command (Typer + Rich).
+"""The ``foldkit-agent`` command.
 
-Each group of commands lives in its own module and registers itself on :data:`app` with
-``@app.command(cls=Command)``: ``contract_cmds`` (manifest, docs, check), ``serve`` (serve),
-``demo`` (demo) and ``native`` (native ...).
+Its Typer app lives in :mod:`.root`, which needs the ``cli`` extra; this package imports
+none of it, so ``python -m foldkit_agent.cli`` on a core install reaches
+:func:`foldkit_agent.__main__.main`, which names that extra in one line instead of a
+traceback. ``from foldkit_agent.cli import app`` still gives the Typer app (imported then).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..errors import needs_extra
-
-with needs_extra(__name__):  # without the cli extra, one line names it (see ``main``)
-    import typer
-    from typer.core import TyperCommand, TyperGroup, TyperOption
-
-
-def _bare_flags(params: list[Any]) -> list[Any]:
-    """Flags (``--serve``, ``--help``) take no value, so their help shows no ``<bool>``."""
-    for param in params:
-        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
-            param.metavar = ""
-    return params
-
-
-class Command(TyperCommand):
-    """A command whose help lists flags without a value placeholder."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _bare_flags(list(super().get_params(ctx)))
-
-
-class Group(TyperGroup):
-    """A command group whose help lists flags without a value placeholder."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _bare_flags(list(super().get_params(ctx)))
-
-
-app = typer.Typer(
-    name="foldkit-agent",
-    cls=Group,
-    help="Serve an Elm-architecture application's agent contract, and check it.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        typer.echo(f"foldkit-agent {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False,
-        "--version",
-        is_eager=True,
-        callback=_print_version,
-        help="Print the version and exit.",
-    ),
-) -> None:
-    """Serve an Elm-architecture application's agent contract, and check it."""
-
-
-with needs_extra(__name__):  # each module registers its commands on ``app``
-    from . import contract_cmds as contract_cmds
-    from . import demo as demo
-    from . import native as native
-    from . import serve as serve
+if TYPE_CHECKING:
+    from .root import app as app
 
 
 def main() -> None:
-    """Run the ``foldkit-agent`` command (``python -m foldkit_agent`` and the console script
-    reach it through :func:`foldkit_agent.__main__.main`, which answers a missing ``cli``
-    extra in one line)."""
-    app()
+    """Run the ``foldkit-agent`` command, as the console script does; without the ``cli``
+    extra, print one line naming it and exit with status 2.
+
+    Example:
+        >>> from foldkit_agent.cli import main
+        >>> main()  # doctest: +SKIP
+    """
+    from ..__main__ import main as run
+
+    run()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from .root import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

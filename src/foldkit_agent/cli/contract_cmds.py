@@ -24,9 +24,9 @@ from rich.text import Text
 
 from ..contract.declare import AgentDefinition
 from ..manifest import manifest_json, to_markdown
-from . import Command, app
 from .loading import TargetArg, definition_or_fail, load_definition
 from .loading import fail as _fail
+from .root import Command, app
 
 __all__ = ["check", "docs", "load_definition", "manifest"]
 

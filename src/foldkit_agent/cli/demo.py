@@ -31,8 +31,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import needs_extra
-from . import Command, app
 from .loading import fail
+from .root import Command, app
 
 __all__ = ["DEMO_TOKENS", "demo", "run_demo"]
 

@@ -24,9 +24,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from . import Command, Group, app
 from .loading import TargetArg, definition_or_fail
 from .loading import fail as _fail
+from .root import Command, Group, app
 
 __all__ = ["actions", "default_server_name", "mcp_config_command", "native"]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from .. import Command, app
 from ..loading import fail
+from ..root import Command, app
 from .flags import options_from, with_flags
 from .main import run
 
