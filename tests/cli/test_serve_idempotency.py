@@ -1,16 +1,26 @@
-"""A retried ``tools/call`` with one idempotency key (SEP-3182's ``_meta`` key) against a real
-``foldkit-agent serve``, through the official MCP client: one todo, the first answer again."""
+"""A retried call with one idempotency key against a real ``foldkit-agent serve``, on every
+transport: MCP (SEP-3182's ``_meta`` key, the official client), A2A (our extension's
+``idempotencyKey``, the official SDK client), the page surface and Agent Native (the
+``Idempotency-Key`` header). Each makes one todo and answers the retry with the first answer;
+the same key with other input is refused as a conflict."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import httpx
+from google.protobuf.json_format import MessageToDict
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from foldkit_agent import IDEMPOTENCY_META
-from tests.support.serving import serve_process
+from foldkit_agent import IDEMPOTENCY_HEADER, IDEMPOTENCY_META
+from foldkit_agent.adapters.web.csrf import CSRF_HEADER
+from tests.support.a2a_lab import skill_request
+from tests.support.serving import a2a_client, serve_process, todos_of
+
+SERVICE = "s3rvice-token-0123456789"
+EVERY_TRANSPORT = ("--mcp", "http", "--a2a", "--webmcp", "--native-token", SERVICE)
 
 
 def meta(key: str) -> Any:
@@ -34,3 +44,62 @@ async def test_a_retried_create_todo_with_one_key_makes_one_todo() -> None:
         contents = (await mcp.read_resource("agent://context")).contents[0]
         todos = json.loads(getattr(contents, "text", "{}"))["todos"]
         assert [t["title"] for t in todos] == ["Milk"]
+
+
+async def a2a_result(client: Any, title: str, key: str) -> dict[str, Any]:
+    """The data of the one artifact (or the refusal's status message) of one A2A call."""
+    events = [
+        e
+        async for e in client.send_message(skill_request("create_todo", {"title": title}, key=key))
+    ]
+    task = [e.task for e in events if e.HasField("task")][-1]
+    if task.artifacts:
+        return MessageToDict(task.artifacts[0].parts[0].data)
+    return {"state": task.status.state, "text": task.status.message.parts[0].text}
+
+
+async def http_result(
+    hc: httpx.AsyncClient, path: str, title: str, key: str, **headers: str
+) -> Any:
+    r = await hc.post(path, json={"title": title}, headers={IDEMPOTENCY_HEADER: key, **headers})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+async def test_a2a_the_page_and_agent_native_carry_a_key_too() -> None:
+    async with (
+        serve_process("examples.todo:runtime", *EVERY_TRANSPORT) as origin,
+        Client(streamable_http_client(f"{origin}/mcp")) as mcp,
+    ):
+        async with a2a_client(origin) as a2a:
+            first = await a2a_result(a2a, "A2A milk", "a2a-1")
+            again = await a2a_result(a2a, "A2A milk", "a2a-1")
+            other = await a2a_result(a2a, "A2A eggs", "a2a-1")
+        assert first["status"] == "completed"
+        assert again == first  # the first answer, its invocation id included
+        assert "first used with other input" in other["text"]
+
+        async with httpx.AsyncClient(base_url=origin, timeout=30) as page:
+            session = (await page.get("/agent/session")).json()
+            csrf = {CSRF_HEADER: session["csrfToken"]}
+            path = "/agent/invoke/create_todo"
+            first = await http_result(page, path, "Page milk", "page-1", **csrf)
+            again = await http_result(page, path, "Page milk", "page-1", **csrf)
+            other = await http_result(page, path, "Page eggs", "page-1", **csrf)
+        assert first["structuredContent"]["status"] == "completed"
+        assert again == first
+        assert other["isError"] is True
+        assert other["structuredContent"]["reason"] == "conflict"
+
+        bearer = {"Authorization": f"Bearer {SERVICE}"}
+        async with httpx.AsyncClient(base_url=origin, timeout=30) as native:
+            path = "/native/invoke/create_todo"
+            first = await http_result(native, path, "Native milk", "native-1", **bearer)
+            again = await http_result(native, path, "Native milk", "native-1", **bearer)
+            other = await http_result(native, path, "Native eggs", "native-1", **bearer)
+        assert first["structuredContent"]["status"] == "completed"
+        assert again == first
+        assert other["structuredContent"]["reason"] == "conflict"
+
+        titles = [t["title"] for t in await todos_of(mcp)]
+        assert titles == ["A2A milk", "Page milk", "Native milk"]

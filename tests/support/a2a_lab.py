@@ -22,7 +22,7 @@ from starlette.authentication import (
 from starlette.requests import HTTPConnection
 
 from foldkit_agent import AgentRuntime, Host, Message, Program, agent, message_union, surface
-from foldkit_agent.adapters.a2a import EXTENSION_URI
+from foldkit_agent.adapters.a2a import EXTENSION_URI, KEY_FIELD
 
 TOKENS: dict[str, tuple[str, list[str]]] = {
     "alice-tok": ("alice", ["todos:delete"]),
@@ -151,8 +151,11 @@ async def lab_runtime(
             rt.close()
 
 
-def skill_request(skill: str | None, args: Any = None, *, where: str = "request") -> Any:
-    """A ``SendMessageRequest`` naming ``skill`` in request (or message) metadata."""
+def skill_request(
+    skill: str | None, args: Any = None, *, where: str = "request", key: str | None = None
+) -> Any:
+    """A ``SendMessageRequest`` naming ``skill`` in request (or message) metadata, with the
+    idempotency ``key`` beside it when given."""
     from a2a.helpers import new_data_part
     from a2a.types import Message as A2AMessage
     from a2a.types import Role, SendMessageRequest
@@ -161,11 +164,12 @@ def skill_request(skill: str | None, args: Any = None, *, where: str = "request"
     msg = A2AMessage(
         role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=parts, extensions=[EXTENSION_URI]
     )
+    entry: dict[str, Any] = {"skill": skill} if key is None else {"skill": skill, KEY_FIELD: key}
     if skill is not None and where == "message":
-        msg.metadata.update({EXTENSION_URI: {"skill": skill}})
+        msg.metadata.update({EXTENSION_URI: entry})
     req = SendMessageRequest(message=msg)
     if skill is not None and where == "request":
-        req.metadata.update({EXTENSION_URI: {"skill": skill}})
+        req.metadata.update({EXTENSION_URI: entry})
     return req
 
 

@@ -135,6 +135,7 @@ def tools(
     credentials: Any = None,
     credentials_of: CredentialsOf | None = None,
     approver: Approver | None = None,
+    idempotency_key_of: CredentialsOf | None = None,
 ) -> list[CapabilityTool]:
     """The contract's capabilities as LangChain structured tools (every one; see :func:`available`).
 
@@ -147,6 +148,9 @@ def tools(
             runtime's principal provider), fixed by the application when it builds the tools.
         credentials_of: ``(config) -> credentials`` (sync or async), read per call from the run's
             ``RunnableConfig`` instead; exclusive with ``credentials``. Never the model's arguments.
+        idempotency_key_of: ``(config) -> str | None`` (sync or async): each call's
+            idempotency key (``docs/retries.md``), read from the call's ``RunnableConfig``
+            (e.g. ``config["configurable"]["call_key"]``). Default: calls carry none.
         approver: ``async (ApprovalRequest) -> Approval``, asked during the call for a
             ``confirm`` capability (``Invocation.approver``): show the person the request
             (``request.text()``) and answer. Without one such a call fails closed, refused as
@@ -163,7 +167,9 @@ def tools(
         >>> every_tool = tools(runtime, credentials_of=lambda cfg: cfg["configurable"]["user"])
         >>> await every_tool[0].ainvoke(call, {"configurable": {"user": alice}})
     """
-    who = CallerCredentials[RunnableConfig](credentials, credentials_of, caller="tools")
+    who = CallerCredentials[RunnableConfig](
+        credentials, credentials_of, caller="tools", idempotency_key_of=idempotency_key_of
+    )
     shared = _Tools(target, who, approver, transport=TRANSPORT, caller="tools")
     if definition is None:
         if shared.static is None:

@@ -440,6 +440,7 @@ def tools(
     credentials_of: CredentialsOf | None = None,
     strict: bool = True,
     approver: Approver | None = None,
+    idempotency_key_of: CredentialsOf | None = None,
 ) -> FoldkitTools:
     """The contract's capabilities as OpenAI Agents SDK function tools.
 
@@ -452,6 +453,10 @@ def tools(
             runtime's principal provider), fixed by the application when it builds the tools.
         credentials_of: ``(run_context) -> credentials`` (sync or async), read per call from the
             run's context instead; exclusive with ``credentials``. Never the model's arguments.
+        idempotency_key_of: ``(run_context) -> str | None`` (sync or async): each call's
+            idempotency key (``docs/retries.md``), read from the ``ToolContext`` of the call
+            (``lambda ctx: ctx.tool_call_id``; at a ``needs_approval`` check, the run's
+            context). Default: calls carry none.
         strict: rewrite each schema for strict function calling (see the module docstring);
             ``False`` sends the compatibility-profile schema non-strict.
         approver: ``async (ApprovalRequest) -> Approval``, asked during the call for a
@@ -470,7 +475,9 @@ def tools(
         >>> copilot = Agent(name="copilot", model=model, tools=tools(runtime, credentials=alice))
         >>> await Runner.run(copilot, "Add milk to my list")
     """
-    who = CallerCredentials[RunContextWrapper[Any]](credentials, credentials_of, caller="tools")
+    who = CallerCredentials[RunContextWrapper[Any]](
+        credentials, credentials_of, caller="tools", idempotency_key_of=idempotency_key_of
+    )
     shared = _Tools(target, who, approver)
     if definition is None:
         if shared.static is None:

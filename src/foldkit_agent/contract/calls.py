@@ -89,8 +89,9 @@ class Invocation:
         idempotency_key: the caller's name for one logical call (at most 255 characters),
             or ``None``. A retry with the same key and the same input gets the first call's
             outcome without running again (``docs/retries.md``); each transport reads it from
-            its wire (MCP ``_meta["io.modelcontextprotocol/idempotencyKey"]``, A2A message
-            metadata, the ``Idempotency-Key`` header).
+            its wire (MCP ``_meta["io.modelcontextprotocol/idempotencyKey"]``, A2A
+            ``"idempotencyKey"`` in our extension's metadata entry, the page surface's and
+            Agent Native's ``Idempotency-Key`` header, the toolsets' ``idempotency_key_of``).
     """
 
     id: str = field(default_factory=_NEXT_ID)

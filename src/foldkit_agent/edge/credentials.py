@@ -4,9 +4,11 @@ An in-process framework (pydantic-ai, OpenAI Agents, LangChain) has no transport
 authenticates anyone: the application says who is calling, either once when it builds the
 tools (``credentials=``) or per run through a hook reading the framework's own context
 (``credentials_of=``). Never from the model's arguments. The runtime's principal provider then
-turns the credentials into a principal. :class:`InProcessCalls` holds that with the target,
-the approver and the toolset's calls in flight, and runs one call the way all three toolsets
-do.
+turns the credentials into a principal. The application may also name each call for retries
+(``idempotency_key_of``: an idempotency key read from the framework's context, such as its
+tool call id, which a durable run's replay repeats). :class:`InProcessCalls` holds that with
+the target, the approver and the toolset's calls in flight, and runs one call the way all
+three toolsets do.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from ..contract.approval import Approver
 from ..runtime.bound import AgentRuntime
+from ..runtime.idempotency import key_from
 from ..runtime.outcome import Outcome
 from .approvals import ParkedApproval
 from .calls import IN_PROCESS_LIMITS, PARK, CallRequest, CallsInFlight
@@ -28,12 +31,16 @@ C = TypeVar("C")
 
 
 class CallerCredentials(Generic[C]):
-    """A fixed credentials value, or ``credentials_of(context)`` read per call.
+    """A fixed credentials value, or ``credentials_of(context)`` read per call; and the call's
+    idempotency key, ``idempotency_key_of(context)``, when the application names calls.
 
     Args:
         fixed: the credentials every call carries (``None``: nobody, unless a hook is given).
         credentials_of: ``(context) -> credentials`` (sync or async), exclusive with ``fixed``.
         caller: the function the application called, named in the error.
+        idempotency_key_of: ``(context) -> str | None`` (sync or async): the call's
+            ``Invocation.idempotency_key`` (``docs/retries.md``); ``None`` (the default, or
+            returned): the call has none. A value that is not a string is refused.
 
     Raises:
         TypeError: both a fixed value and a hook were given.
@@ -44,15 +51,21 @@ class CallerCredentials(Generic[C]):
         User(id='alice')
     """
 
-    __slots__ = ("_fixed", "_of")
+    __slots__ = ("_fixed", "_key_of", "_of")
 
     def __init__(
-        self, fixed: Any, credentials_of: Callable[[C], Any] | None, *, caller: str
+        self,
+        fixed: Any,
+        credentials_of: Callable[[C], Any] | None,
+        *,
+        caller: str,
+        idempotency_key_of: Callable[[C], Any] | None = None,
     ) -> None:
         if fixed is not None and credentials_of is not None:
             raise TypeError(f"{caller} takes credentials= or credentials_of=, not both")
         self._fixed = fixed
         self._of = credentials_of
+        self._key_of = idempotency_key_of
 
     async def of(self, context: C) -> Any:
         """The credentials of one call made in ``context``."""
@@ -60,6 +73,13 @@ class CallerCredentials(Generic[C]):
             return self._fixed
         got = self._of(context)
         return await got if inspect.isawaitable(got) else got
+
+    async def key(self, context: C) -> str | None:
+        """The idempotency key of one call made in ``context`` (``None``: it has none)."""
+        if self._key_of is None:
+            return None
+        got = self._key_of(context)
+        return key_from(await got if inspect.isawaitable(got) else got)
 
 
 class InProcessCalls(Generic[C]):
@@ -125,5 +145,8 @@ class InProcessCalls(Generic[C]):
         rt = await self.runtime(context)
         ask = self.approver or (PARK if park is not None else None)
         credentials = await self.credentials.of(context)
-        request = CallRequest(self.transport, credentials=credentials, ask=ask, key=park)
+        key = await self.credentials.key(context)
+        request = CallRequest(
+            self.transport, credentials=credentials, ask=ask, key=park, idempotency_key=key
+        )
         return await self.calls.run(rt, name, payload, request)

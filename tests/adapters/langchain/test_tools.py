@@ -312,3 +312,22 @@ def test_a_resolve_target_needs_the_contract() -> None:
         tools(lambda config: None)
     with pytest.raises(TypeError, match="not both"):
         tools(lambda config: None, credentials=ALICE, credentials_of=user_of)
+
+
+async def test_a_retried_call_with_its_key_answers_the_first_outcome_and_runs_once() -> None:
+    async with run_todo() as (running, rt):
+        every = tools(
+            rt, credentials=ALICE, idempotency_key_of=lambda cfg: cfg["configurable"]["call_key"]
+        )
+        create = next(t for t in every if t.name == "create_todo")
+        config: Any = {"configurable": {"call_key": "add-milk-1"}}
+        first = await create.ainvoke({"title": "Milk"}, config)
+        again = await create.ainvoke({"title": "Milk"}, config)
+        other = await create.ainvoke({"title": "Eggs"}, config)
+        outcomes = [e.outcome for e in rt.audit.entries()]
+        titles = [t.title for t in running.host.model().todos]
+    assert again == first
+    assert json.loads(first)["status"] == "completed"
+    assert "first used with other input" in other
+    assert outcomes == ["completed", "replayed", "AgentIdempotencyError"]
+    assert titles == ["Milk"]

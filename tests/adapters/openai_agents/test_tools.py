@@ -347,3 +347,23 @@ class _NullHost:
 
     def dispatch(self, message: Any) -> None:
         pass
+
+
+async def test_a_replayed_tool_call_with_its_key_answers_the_first_outcome_and_runs_once() -> None:
+    async with run_todo() as (running, rt):
+        every = tools(rt, credentials=ALICE, idempotency_key_of=lambda ctx: ctx.tool_call_id)
+        outputs: list[str] = []
+        ids: list[str] = []
+        for _run in range(2):  # the scripted model gives the call the same id each run
+            script = Script(calls(("create_todo", {"title": "Milk"})), say("done"))
+            copilot = Agent(name="copilot", model=script.model, tools=every)
+            await Runner.run(copilot, "Add milk", run_config=NO_TRACES)
+            ids.extend(call_ids(script))
+            outputs.append(script.output(ids[-1]))
+        outcomes = [e.outcome for e in rt.audit.entries()]
+        titles = [t.title for t in running.host.model().todos]
+    assert ids[1] == ids[0]
+    assert outputs[1] == outputs[0]
+    assert json.loads(outputs[0])["status"] == "completed"
+    assert outcomes == ["completed", "replayed"]
+    assert titles == ["Milk"]

@@ -342,3 +342,20 @@ async def test_the_todo_delete_asks_the_applications_approver_never_the_model(an
     (request,) = asked
     assert request.summary is not None
     assert 'removes todos.0 (was {"id": "todo-1", "title": "Milk"' in request.summary
+
+
+async def test_a_replayed_tool_call_with_its_key_answers_the_first_outcome_and_runs_once() -> None:
+    # a durable run replaying a tool call repeats its tool call id: the key of the call
+    async with run_todo() as (running, rt):
+        every = toolset(rt, credentials=ALICE, idempotency_key_of=lambda ctx: ctx.tool_call_id)
+        answers: list[Any] = []
+        for _run in range(2):
+            script = Script(calls(("create_todo", {"title": "Milk"})), say("done"))
+            await Agent(script.model(), toolsets=[every]).run("Add milk")
+            answers.append(returned(script.read[1])[0].content)
+        outcomes = [e.outcome for e in rt.audit.entries()]
+        titles = [t.title for t in running.host.model().todos]
+    assert answers[1] == answers[0]
+    assert answers[0]["status"] == "completed"
+    assert outcomes == ["completed", "replayed"]
+    assert titles == ["Milk"]

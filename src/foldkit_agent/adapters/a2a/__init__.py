@@ -15,7 +15,14 @@ with needs_extra(__name__):  # a missing library is answered with the extra to i
     from ...contract.numbers import integers_from_doubles
     from .app import DEFAULT_MAX_BODY, RuntimeTarget, a2a_app
     from .auth import A2ACaller, BearerTokenBackend, CredentialsRequiredError
-    from .card import CARD_PATH, EXTENSION_URI, JSONRPC_PATH, REST_PREFIX, build_agent_card
+    from .card import (
+        CARD_PATH,
+        EXTENSION_URI,
+        JSONRPC_PATH,
+        KEY_FIELD,
+        REST_PREFIX,
+        build_agent_card,
+    )
     from .database import ForeignTaskError, SqlTaskStore
     from .executor import CapabilityExecutor
     from .tasks import BoundedTaskStore
@@ -25,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "EXTENSION_URI",
     "JSONRPC_PATH",
+    "KEY_FIELD",
     "REST_PREFIX",
     "A2ACaller",
     "BearerTokenBackend",

@@ -32,6 +32,7 @@ __all__ = [
     "CARD_PATH",
     "EXTENSION_URI",
     "JSONRPC_PATH",
+    "KEY_FIELD",
     "REST_PREFIX",
     "build_agent_card",
 ]
@@ -40,10 +41,15 @@ EXTENSION_URI = "https://foldkit-agent.dev/a2a/skills/v1"
 """The extension that names the skill of a call and publishes each skill's input schema.
 
 Stable for the life of major version 1 of this package. On a call:
-``metadata[EXTENSION_URI] = {"skill": "<capability name>"}`` (request or message metadata).
+``metadata[EXTENSION_URI] = {"skill": "<capability name>"}`` (request or message metadata),
+with ``"idempotencyKey": "<key>"`` beside it for a call a retry must not run twice
+(:data:`KEY_FIELD`, ``docs/retries.md``).
 On the card: ``AgentExtension(uri=EXTENSION_URI, params={"skills": {name: {"inputSchema":
 <JSON Schema>}}})``.
 """
+
+KEY_FIELD = "idempotencyKey"
+"""The field of our extension's metadata entry that carries a call's idempotency key."""
 
 CARD_PATH = AGENT_CARD_WELL_KNOWN_PATH
 """``/.well-known/agent-card.json``."""
@@ -162,7 +168,9 @@ def build_agent_card(
         description=(
             'Invoke a skill: put {"skill": <skill id>} under this URI in the request (or message) '
             "metadata and send the input as one data part. params.skills[<id>].inputSchema is "
-            "the JSON Schema the input must satisfy; undeclared fields are refused."
+            "the JSON Schema the input must satisfy; undeclared fields are refused. Add "
+            '"idempotencyKey": <key> beside the skill so a retry with that key answers the '
+            "first call's outcome instead of running again."
         ),
         required=False,
     )

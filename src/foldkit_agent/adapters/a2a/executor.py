@@ -57,7 +57,7 @@ from .publish import (
     quietly,
     unavailable,
 )
-from .request import known, skill_name
+from .request import idempotency_key, known, skill_name
 from .request import payload as message_payload
 
 __all__ = [
@@ -205,6 +205,7 @@ class CapabilityExecutor(AgentExecutor):
             beat=progress_beat(run.updater, cap, self._interval),
             interval=self._interval,
             signal=run.signal,
+            idempotency_key=idempotency_key(context.metadata, context.message),
         )
 
     async def _park(self, context: RequestContext, run: _Run, parked: ParkedApproval) -> None:

@@ -18,13 +18,15 @@ from google.protobuf.json_format import MessageToDict
 from ...contract.calls import Invocation
 from ...contract.declare import Capability
 from ...runtime.bound import AgentRuntime
+from ...runtime.idempotency import key_from
 from ...runtime.outcome import REFUSED
-from .card import EXTENSION_URI
+from .card import EXTENSION_URI, KEY_FIELD
 from .ids import MAX_MESSAGE_ID, check_id
 
 __all__ = [
     "check_message_ids",
     "data_part",
+    "idempotency_key",
     "known",
     "payload",
     "skill_name",
@@ -46,6 +48,14 @@ def check_message_ids(message: Message) -> None:
         check_id(f"message.referenceTaskIds[{n}]", ref)
 
 
+def _entries(metadata: Mapping[str, Any], message: Message | None) -> list[Mapping[str, Any]]:
+    """Our extension's entries: the request metadata's, then the message metadata's."""
+    sources: list[Any] = [metadata.get(EXTENSION_URI)]
+    if message is not None and message.HasField("metadata"):
+        sources.append(MessageToDict(message.metadata).get(EXTENSION_URI))
+    return [cast(Mapping[str, Any], e) for e in sources if isinstance(e, Mapping)]
+
+
 def skill_name(
     metadata: Mapping[str, Any], message: Message | None, skills: Sequence[str] = ()
 ) -> str:
@@ -57,17 +67,28 @@ def skill_name(
     Raises:
         InvalidParamsError: no skill named, or one named by something other than a string.
     """
-    sources: list[Any] = [metadata.get(EXTENSION_URI)]
-    if message is not None and message.HasField("metadata"):
-        sources.append(MessageToDict(message.metadata).get(EXTENSION_URI))
-    for entry in sources:
-        if isinstance(entry, Mapping):
-            skill = cast(Mapping[str, Any], entry).get("skill")
-            if isinstance(skill, str) and skill:
-                return skill[:200]
-            if skill is not None:
-                raise InvalidParamsError(message="The skill must be named by its id, a string.")
+    for entry in _entries(metadata, message):
+        skill = entry.get("skill")
+        if isinstance(skill, str) and skill:
+            return skill[:200]
+        if skill is not None:
+            raise InvalidParamsError(message="The skill must be named by its id, a string.")
     raise InvalidParamsError(message=unnamed_skill(skills))
+
+
+def idempotency_key(metadata: Mapping[str, Any], message: Message | None) -> str | None:
+    """The call's idempotency key: ``{"idempotencyKey": ...}`` in our extension's entry of the
+    request metadata, else of the message metadata; ``None`` without one (:func:`key_from`
+    turns a value that is not a string into one the runtime refuses).
+
+    Example:
+        >>> idempotency_key({EXTENSION_URI: {"skill": "create_todo", "idempotencyKey": "k"}}, None)
+        'k'
+    """
+    for entry in _entries(metadata, message):
+        if KEY_FIELD in entry:
+            return key_from(entry[KEY_FIELD])
+    return None
 
 
 def unnamed_skill(skills: Sequence[str]) -> str:

@@ -106,6 +106,10 @@ class FoldkitToolset(AbstractToolset[Any]):
             runtime's principal provider), fixed by the application when it builds the toolset.
         credentials_of: ``(run_context) -> credentials`` (sync or async), read per call from the
             run's dependencies instead; exclusive with ``credentials``. Never the model's arguments.
+        idempotency_key_of: ``(run_context) -> str | None`` (sync or async): each call's
+            idempotency key (``docs/retries.md``), e.g. ``lambda ctx: ctx.tool_call_id`` so a
+            durable run that replays a tool call gets its first outcome instead of running it
+            again. Default: calls carry none.
         id: the toolset id (pydantic-ai needs one for durable execution).
         max_retries: how many ``ModelRetry`` refusals a tool may answer before pydantic-ai
             ends the run (pydantic-ai's own default is 1).
@@ -142,8 +146,11 @@ class FoldkitToolset(AbstractToolset[Any]):
         strict: bool | None = None,
         approver: Approver | None = None,
         transport: str = TRANSPORT,
+        idempotency_key_of: CredentialsOf | None = None,
     ) -> None:
-        who = CallerCredentials[RunContext[Any]](credentials, credentials_of, caller="toolset")
+        who = CallerCredentials[RunContext[Any]](
+            credentials, credentials_of, caller="toolset", idempotency_key_of=idempotency_key_of
+        )
         # deferred calls wait by pydantic-ai's tool call id
         self._in = InProcessCalls(target, who, approver, transport=transport, caller="toolset")
         self._calls = self._in.calls
@@ -258,4 +265,4 @@ def _answer(outcome: Outcome) -> Any:
 toolset = FoldkitToolset
 """The contract's capabilities as a pydantic-ai toolset: :class:`FoldkitToolset` itself, by the
 name the docs use (``toolset(target, *, credentials=, credentials_of=, id=, max_retries=,
-strict=, approver=)``)."""
+strict=, approver=, transport=, idempotency_key_of=)``)."""

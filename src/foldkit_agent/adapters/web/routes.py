@@ -30,6 +30,7 @@ from ...edge.resolve import (
 )
 from ...edge.wire import WireError
 from ...runtime.bound import AgentRuntime
+from ...runtime.idempotency import IDEMPOTENCY_HEADER
 from .approvals import PageApprovals, waiting_result, who
 from .checks import rejected
 from .csrf import CsrfTokens
@@ -162,6 +163,7 @@ class Surface:
             ask=self.approvals.ask(request, owner, credentials),
             owner=owner,
             scope=request.scope,
+            idempotency_key=request.headers.get(IDEMPOTENCY_HEADER),
         )
         got = await self.c.calls.run(rt, name, request.scope.get(BODY_KEY, {}), call)
         if isinstance(got, ParkedApproval):
