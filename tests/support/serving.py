@@ -168,12 +168,16 @@ class Served:
 
 @asynccontextmanager
 async def serving(
-    *args: str, env: Mapping[str, str] | None = None, target: str = "examples.todo:runtime"
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    target: str = "examples.todo:runtime",
+    port: int = 0,
 ) -> AsyncIterator[Served]:
-    """Run ``foldkit-agent serve TARGET ARGS --port 0`` with ``env`` added to the environment;
-    yield it once its first line says where it serves; SIGTERM it on exit if still running."""
+    """Run ``foldkit-agent serve TARGET ARGS --port PORT`` (0: a free one) with ``env`` added
+    to the environment; yield it once its first line says where it serves; SIGTERM it on exit
+    if still running."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "foldkit_agent.cli", "serve", target, *args, "--port", "0",
+        sys.executable, "-m", "foldkit_agent.cli", "serve", target, *args, "--port", str(port),
         cwd=ROOT,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},

@@ -37,14 +37,26 @@ def scopes_supported(table: Mapping[str, tuple[str, ...]], also: Iterable[str] =
     return sorted({*also, *(s for scopes in table.values() for s in scopes)})
 
 
-def challenge(error: str, description: str, metadata: str | None, scope: str | None = None) -> str:
-    """A ``WWW-Authenticate`` value of the Bearer scheme (RFC 6750 §3, RFC 9728 §5.1)."""
-    parts = [f'error="{error}"', f'error_description="{description}"']
+def challenge(
+    error: str | None, description: str | None, metadata: str | None, scope: str | None = None
+) -> str:
+    """A ``WWW-Authenticate`` value of the Bearer scheme (RFC 6750 §3, RFC 9728 §5.1).
+
+    ``error=None`` is the answer to a request that carried no credentials at all: RFC 6750
+    §3.1 gives it no error code, only where to sign in (the metadata) and what to ask for.
+
+    Example:
+        >>> challenge(None, None, "https://todo.example/.well-known/oauth-protected-resource")
+        'Bearer resource_metadata="https://todo.example/.well-known/oauth-protected-resource"'
+    """
+    parts = [] if error is None else [f'error="{error}"']
+    if error is not None and description is not None:
+        parts.append(f'error_description="{description}"')
     if scope is not None:
         parts.append(f'scope="{scope}"')
     if metadata is not None:
         parts.append(f'resource_metadata="{metadata}"')
-    return "Bearer " + ", ".join(parts)
+    return "Bearer " + ", ".join(parts) if parts else "Bearer"
 
 
 def insufficient(

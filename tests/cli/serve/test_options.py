@@ -12,6 +12,7 @@ from foldkit_agent.edge.callers import CallerLimits
 from foldkit_agent.edge.connections import ConnectionLimits
 
 TARGET = "examples.todo:runtime"
+ISSUER, AUDIENCE = "https://auth.example", "https://todo.example/mcp"
 
 
 @pytest.mark.parametrize(
@@ -38,6 +39,25 @@ TARGET = "examples.todo:runtime"
         ({"mcp": "http", "base_url": "http://proxy:8080"}, "--base-url names the A2A card's URLs"),
         ({"a2a": True, "base_url": "ftp://proxy"}, "--base-url takes an origin"),
         ({"mcp": "http", "a2a_task_store": "sqlite:t.db"}, "--a2a-task-store keeps A2A tasks"),
+        ({"mcp": "http", "auth_issuer": ISSUER}, "--auth-issuer needs --audience URL"),
+        ({"mcp": "http", "audience": AUDIENCE}, "--audience goes with --auth-issuer URL"),
+        ({"mcp": "http", "auth_scopes": ("a",)}, "--auth-scope goes with --auth-issuer URL"),
+        (
+            {"mcp": "http", "auth_issuer": "http://auth.example", "audience": AUDIENCE},
+            "--auth-issuer takes an https URL (http only on a loopback address)",
+        ),
+        (
+            {"mcp": "http", "auth_issuer": ISSUER, "audience": AUDIENCE, "introspect": ISSUER},
+            "--introspect needs this server's client secret at the authorization server",
+        ),
+        (
+            {"mcp": "http", "auth_issuer": ISSUER, "audience": AUDIENCE, "client_secret": "s"},
+            "--client-id and --client-secret go with --introspect URL",
+        ),
+        (
+            {"mcp": "stdio", "auth_issuer": ISSUER, "audience": AUDIENCE},
+            "a --mcp stdio server has none",
+        ),
     ],
 )
 def test_options_serve_cannot_run_with_are_refused_in_the_flags_words(
@@ -111,3 +131,34 @@ def test_a_non_loopback_server_names_the_first_allowed_host_in_its_urls() -> Non
 def test_the_server_name_is_the_targets_module_unless_named() -> None:
     assert ServeOptions(target=TARGET, mcp="http").server_name == "examples.todo"
     assert ServeOptions(target=TARGET, mcp="http", name="todo").server_name == "todo"
+
+
+def test_an_issuer_becomes_the_one_verifier_every_http_adapter_shares() -> None:
+    from foldkit_agent.cli.serve.parts import http_options
+
+    options = ServeOptions(
+        target=TARGET,
+        mcp="http",
+        a2a=True,
+        auth_issuer=ISSUER,
+        audience=AUDIENCE,
+        introspect=ISSUER + "/introspect",
+        client_secret="resource-secret",
+        auth_scopes=("todos:read",),
+    )
+    shared = http_options(options)
+    assert shared.oauth is not None
+    assert shared.bearer_required
+    oauth = shared.oauth.options
+    assert (oauth.issuer, oauth.audience, oauth.introspect) == (
+        ISSUER,
+        AUDIENCE,
+        ISSUER + "/introspect",
+    )
+    assert (oauth.client_id, oauth.client_secret, oauth.scopes) == (
+        AUDIENCE,
+        "resource-secret",
+        ("todos:read",),
+    )
+    assert "resource-secret" not in repr(options)
+    assert options.warnings() == []  # callers are authenticated, by the issuer

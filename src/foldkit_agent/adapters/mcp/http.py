@@ -40,7 +40,7 @@ from ...edge.oauth import OAuthVerifier
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import audit_refusal, static_runtime
 from ...edge.scopes import challenge, scope_table, scopes_supported
-from ...edge.tokens import Grant, TokenTable
+from ...edge.tokens import Grant, TokenTable, bearer_token
 from ...edge.wire import WireError
 from ...runtime.bound import AgentRuntime
 from ._sdk import lifespan_state_of
@@ -139,23 +139,27 @@ def _bearer(
     resource = auth.resource_server_url if auth.validate_token_resource else None
     backend = BearerAuthBackend(verifier, resource_server_url=resource)
     required = list(auth.required_scopes or [])
-    missing = WireError(
+    text = "This server requires a valid bearer token: send Authorization: Bearer <token>."
+    # RFC 6750 §3.1: a request without credentials gets no error code, a bad token one.
+    bare = WireError(
+        401, "unauthenticated", text, {"WWW-Authenticate": challenge(None, None, metadata, first)}
+    )
+    invalid = WireError(
         401,
         "unauthenticated",
-        "This server requires a valid bearer token: send Authorization: Bearer <token>.",
-        {
-            "WWW-Authenticate": challenge(
-                "invalid_token", "Authentication required", metadata, first
-            )
-        },
+        text,
+        {"WWW-Authenticate": challenge("invalid_token", "The token is not valid", metadata, first)},
     )
 
+    def missing(scope: Scope) -> WireError:
+        return invalid if bearer_token(Headers(scope=scope).get("authorization")) else bare
+
     def refuse(_exc: AuthenticationError) -> WireError:
-        return missing
+        return invalid
 
     def scoped(scope: Scope, _rules: Rules) -> WireError | None:
         if not scope["user"].is_authenticated:
-            return missing
+            return missing(scope)
         granted = set(scope["auth"].scopes)
         for needed in required:
             if needed not in granted:

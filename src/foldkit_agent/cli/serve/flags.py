@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["FLAGS", "LIMIT_HELP", "Flag", "flag_of", "options_from", "with_flags"]
 
 ADAPTERS, HTTP, CALLERS, CALLS, TENANTS = "Adapters", "HTTP", "Callers", "Calls", "Tenants"
+OAUTH = "OAuth"
 """The ``--help`` panels, besides the two of the limits."""
 
 
@@ -49,6 +50,8 @@ class Flag:
         panel: the ``--help`` panel it is listed in.
         flag: its spelling, when not ``--`` and the field's name in words.
         kind: the type of a value whose field defaults to ``None``.
+        envvar: an environment variable that sets it too (a secret kept off the command
+            line, where ``ps`` would show it), or ``None``.
     """
 
     help: str
@@ -56,6 +59,7 @@ class Flag:
     panel: str = CALLS
     flag: str | None = None
     kind: type = str
+    envvar: str | None = None
 
 
 FLAGS: Final[dict[str, Flag]] = {
@@ -108,6 +112,47 @@ FLAGS: Final[dict[str, Flag]] = {
         "SPEC",
         CALLERS,
         "--token",
+    ),
+    "auth_issuer": Flag(
+        "Require bearer tokens of this OAuth 2.1 authorization server for MCP and A2A over "
+        "HTTP: its issuer URL (https, or http on loopback); JWTs are checked against its key "
+        "set, found through its metadata; needs --audience; see docs/security.md",
+        "URL",
+        OAUTH,
+    ),
+    "audience": Flag(
+        "With --auth-issuer: this server's resource URL, which every token must name in aud "
+        "(for MCP the endpoint's public URL, such as https://todo.example/mcp); the protected "
+        "resource metadata is served at its well-known path",
+        "URL",
+        OAUTH,
+    ),
+    "introspect": Flag(
+        "With --auth-issuer: ask this RFC 7662 introspection endpoint about each token "
+        "instead of reading it as a JWT (opaque tokens); needs --client-secret",
+        "URL",
+        OAUTH,
+    ),
+    "client_id": Flag(
+        "With --introspect: this server's client id at the authorization server (default: "
+        "the --audience)",
+        "ID",
+        OAUTH,
+    ),
+    "client_secret": Flag(
+        "With --introspect: this server's client secret at the authorization server (better "
+        "set in the environment variable, out of sight of ps)",
+        "SECRET",
+        OAUTH,
+        envvar="FOLDKIT_AGENT_CLIENT_SECRET",
+    ),
+    "auth_scopes": Flag(
+        "With --auth-issuer: a scope clients ask for first, named in every 401 and in the "
+        "metadata's scopes_supported (repeatable); a capability's own scopes= are asked for "
+        "by a 403 when it is called (step-up)",
+        "SCOPE",
+        OAUTH,
+        "--auth-scope",
     ),
     "local_user": Flag(
         "With --mcp stdio: the local user who started the server (Claude Desktop's "
@@ -254,6 +299,8 @@ def _parameter(name: str, default: Any, flag: Flag) -> inspect.Parameter:
         help=flag.help,
         rich_help_panel=flag.panel,
         show_default=default is not None and default != [],
+        envvar=flag.envvar,
+        show_envvar=flag.envvar is not None,
     )
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation

@@ -28,6 +28,7 @@ from ...runtime.idempotency import DEFAULT_KEY_TTL
 
 if TYPE_CHECKING:
     from ...adapters.mcp.local import LocalUser
+    from ...edge.oauth import OAuthOptions
 
 __all__ = [
     "LISTING_MODES",
@@ -56,6 +57,20 @@ TENANT_MODES: Final = ("principal", "path")
 
 Tokens = Mapping[str, tuple[str, Sequence[str]]]
 """Static bearer tokens: ``token -> (subject, scopes)``."""
+
+
+_OAUTH_FLAGS: Final = {
+    "issuer": "--auth-issuer",
+    "audience": "--audience",
+    "introspect": "--introspect",
+    "scopes": "--auth-scope",
+}
+
+
+def _oauth_words(problem: str) -> str:
+    """An ``OAuthOptions`` refusal in the words of the flags."""
+    name, _, rest = problem.partition(" ")
+    return f"{_OAUTH_FLAGS[name]} {rest}" if name in _OAUTH_FLAGS else problem
 
 
 class ServeOptionsError(ValueError):
@@ -131,6 +146,12 @@ class ServeOptions:
             and the capabilities' declared ``rate=`` (``memory://``: per worker process).
         idempotency_ttl: seconds an idempotency key counts after its first call (kept in the
             ``--audit`` database when it is SQLite or PostgreSQL, else per process).
+        auth_issuer, audience: the OAuth 2.1 authorization server whose bearer tokens MCP and
+            A2A require, and this resource's URL every token must name
+            (:meth:`oauth_options`).
+        introspect, client_id, client_secret: introspect tokens at this endpoint (RFC 7662)
+            with these client credentials (``client_id`` defaults to ``audience``).
+        auth_scopes: the scopes a client asks for first (``OAuthOptions.scopes``).
 
     Raises:
         ServeOptionsError: a value out of range, or flags that do not go together (one
@@ -169,6 +190,12 @@ class ServeOptions:
     rate_limit: str | None = None
     rate_limit_storage: str = "memory://"
     idempotency_ttl: float = DEFAULT_KEY_TTL
+    auth_issuer: str | None = None
+    audience: str | None = None
+    introspect: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    auth_scopes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for check in (
@@ -181,6 +208,7 @@ class ServeOptions:
             self._check_tenants,
             self._check_a2a,
             self._check_rates,
+            self._check_oauth,
         ):
             problem = check()
             if problem is not None:
@@ -205,6 +233,32 @@ class ServeOptions:
     def native(self) -> bool:
         """Whether the Agent Native endpoint is served."""
         return bool(self.native_tokens)
+
+    @property
+    def bearer(self) -> bool:
+        """Whether MCP and A2A over HTTP require a bearer token (``--token`` or an issuer)."""
+        return bool(self.tokens) or self.auth_issuer is not None
+
+    def oauth_options(self) -> OAuthOptions | None:
+        """The :class:`~foldkit_agent.edge.oauth.OAuthOptions` of ``--auth-issuer`` and the
+        flags with it, or ``None`` without an issuer.
+
+        Raises:
+            ValueError: a URL, scope or credential the options refuse (in their words).
+        """
+        if self.auth_issuer is None or self.audience is None:
+            return None
+        from ...edge.oauth import OAuthOptions
+
+        introspecting = self.introspect is not None
+        return OAuthOptions(
+            issuer=self.auth_issuer,
+            audience=self.audience,
+            introspect=self.introspect,
+            client_id=(self.client_id or self.audience) if introspecting else None,
+            client_secret=self.client_secret if introspecting else None,
+            scopes=self.auth_scopes,
+        )
 
     @property
     def signs_in(self) -> bool:
@@ -242,7 +296,7 @@ class ServeOptions:
                 "local pipe carries no token); name the local user with --principal "
                 "SUBJECT[;SCOPE,...]"
             )
-        if (self.mcp == "http" or self.a2a) and not self.tokens and self.tenant_from is None:
+        if (self.mcp == "http" or self.a2a) and not self.bearer and self.tenant_from is None:
             found.append(
                 "warning: no --token, so MCP and A2A callers are not authenticated: bearer "
                 "tokens they send are ignored and every call is anonymous (capabilities "
@@ -392,8 +446,39 @@ class ServeOptions:
             return f"--tenant-idle must be a positive number of seconds, got {self.tenant_idle}"
         if self.max_tenants < 1:
             return f"--max-tenants must be at least 1, got {self.max_tenants}"
-        if mode == "principal" and not self.tokens:
-            return "--tenant-from principal needs --token TOKEN=SUBJECT: the tenant is the subject"
+        if mode == "principal" and not self.bearer:
+            return (
+                "--tenant-from principal needs --token TOKEN=SUBJECT or --auth-issuer URL: the "
+                "tenant is the token's subject"
+            )
+        return None
+
+    def _check_oauth(self) -> str | None:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in ("audience", "introspect", "client_id", "client_secret")
+            if getattr(self, name) is not None
+        ] + (["--auth-scope"] if self.auth_scopes else [])
+        if self.auth_issuer is None:
+            return None if not given else f"{given[0]} goes with --auth-issuer URL"
+        if self.audience is None:
+            return (
+                "--auth-issuer needs --audience URL: this server's resource URL, which every "
+                "token must name (for MCP the endpoint's URL, such as https://todo.example/mcp)"
+            )
+        if self.mcp == "stdio":
+            return "--auth-issuer checks bearer tokens over HTTP; a --mcp stdio server has none"
+        if self.introspect is None and (self.client_id or self.client_secret):
+            return "--client-id and --client-secret go with --introspect URL"
+        if self.introspect is not None and not self.client_secret:
+            return (
+                "--introspect needs this server's client secret at the authorization server: "
+                "set FOLDKIT_AGENT_CLIENT_SECRET (or --client-secret)"
+            )
+        try:
+            self.oauth_options()
+        except ValueError as err:
+            return _oauth_words(str(err))
         return None
 
     def _check_a2a(self) -> str | None:

@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from ... import __version__
 from ...edge.callers import DEFAULT_CALLER_LIMITS
 from ...edge.calls import CallsInFlight
+from ...edge.oauth import OAuthVerifier
 from ...edge.options import HttpOptions
 from ...edge.rates import RateLimits
 from .options import ServeOptions, token_table
@@ -177,18 +178,22 @@ def http_options(options: ServeOptions) -> HttpOptions:
 
     The host it binds and the extra host names (``--allowed-host``), the per-caller caps,
     the rhythm of signs of life (``--progress-interval``) and the bearer tokens
-    (``--token``, one :class:`~foldkit_agent.edge.TokenTable` for MCP and A2A).
+    (``--token``, one :class:`~foldkit_agent.edge.TokenTable` for MCP and A2A; and with
+    ``--auth-issuer``, one :class:`~foldkit_agent.edge.oauth.OAuthVerifier` for both, its key
+    set fetched once for the server).
 
     Example:
         >>> http_options(ServeOptions(target="app:agent", mcp="http")).host
         '127.0.0.1'
     """
+    oauth = options.oauth_options()
     return HttpOptions(
         host=options.host,
         allowed_hosts=options.extra_hosts or (),
         caps=options.caller_limits,
         progress_interval=options.progress_interval,
         tokens=token_table(options.tokens) if options.tokens else None,
+        oauth=None if oauth is None else OAuthVerifier(oauth),
         rates=None
         if options.rate_limit is None and options.rate_limit_storage == "memory://"
         else RateLimits(options.rate_limit, storage=options.rate_limit_storage),

@@ -1,0 +1,148 @@
+"""``serve --auth-issuer URL --audience URL [--introspect URL]``: a real ``serve`` subprocess
+is an OAuth 2.1 resource server of a real authorization server (Canaille on loopback).
+
+The official MCP client finds the issuer from a bare 401, signs in (authorization code with
+PKCE), calls a tool, is refused a capability whose scope it lacks with that scope named, steps
+up and calls it. No token, key set or introspection answer reaches the server's output or its
+audit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from tests.support.issuer import RESOURCE_SECRET, Issuer
+from tests.support.oauth_client import Browser, Wallet, signed_in_client
+from tests.support.scoped_todo import WRITE
+from tests.support.serving import Served, mcp_client, serving
+
+TARGET = "tests.support.scoped_todo:scoped_todo"
+SECRET_ENV = {"FOLDKIT_AGENT_CLIENT_SECRET": RESOURCE_SECRET}
+
+
+def _port(issuer: Issuer) -> int:
+    port = urlsplit(issuer.resource).port
+    assert port is not None
+    return port
+
+
+def _flags(issuer: Issuer, *more: str) -> tuple[str, ...]:
+    return ("--mcp", "http", "--auth-issuer", issuer.url, "--audience", issuer.resource, *more)
+
+
+def _introspecting(issuer: Issuer) -> tuple[str, ...]:
+    return _flags(issuer, "--introspect", issuer.introspect, "--auth-scope", "todos:read")
+
+
+def _text(result: Any) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def _said(server: Served) -> str:
+    return "".join(server.said)
+
+
+async def test_the_mcp_client_discovers_signs_in_is_refused_a_scope_and_steps_up(
+    issuer: Issuer, tmp_path: Any
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    wallet, browser = Wallet(issuer), Browser()
+    flags = (*_introspecting(issuer), "--audit", f"jsonl:{audit}")
+    async with serving(*flags, target=TARGET, port=_port(issuer), env=SECRET_ENV) as server:
+        async with signed_in_client(issuer.resource, wallet, browser) as client:
+            cleared = await client.call_tool("clear_selection", {})
+            assert not cleared.is_error, _text(cleared)
+            assert browser.asked == ["todos:read"]  # the 401's scope, nothing more
+            created = await client.call_tool("create_todo", {"title": "Buy milk"})
+    assert not created.is_error, _text(created)
+    # the 403 named the scope; the client asked again for what it had and that
+    assert len(browser.asked) == 2
+    assert set(browser.asked[1].split()) >= {"todos:read", WRITE}
+    assert WRITE not in wallet.issued[0].split()
+    assert WRITE in wallet.issued[-1].split()
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(e["capability"], e["decision"]) for e in entries] == [
+        ("clear_selection", "dispatched"),
+        ("create_todo", "refused"),
+        ("create_todo", "dispatched"),
+    ]
+    assert {e["principal"] for e in entries if e["decision"] == "dispatched"} == {"alice"}
+    # no token (nor its claims, nor the issuer's answers) in what the server wrote
+    assert wallet.tokens is not None
+    written = _said(server) + audit.read_text()
+    for secret in (wallet.tokens.access_token, *wallet.access_tokens, '"active"', RESOURCE_SECRET):
+        assert secret not in written
+
+
+async def test_a_request_without_credentials_is_401_naming_the_metadata_and_no_error(
+    issuer: Issuer,
+) -> None:
+    async with serving(*_introspecting(issuer), target=TARGET, port=_port(issuer), env=SECRET_ENV):
+        async with httpx.AsyncClient() as http:
+            bare = await http.post(issuer.resource, json={"jsonrpc": "2.0", "id": 1})
+            bad = await http.post(
+                issuer.resource,
+                json={"jsonrpc": "2.0", "id": 1},
+                headers={"Authorization": "Bearer not-a-token-of-the-issuer"},
+            )
+            where = bare.headers["www-authenticate"].split('resource_metadata="')[1][:-1]
+            metadata = (await http.get(where)).json()
+    assert bare.status_code == 401
+    # RFC 6750 §3.1: no credentials, so no error code; where to sign in and what to ask for
+    assert bare.headers["www-authenticate"] == (
+        f'Bearer scope="todos:read", resource_metadata="{where}"'
+    )
+    assert where == f"http://127.0.0.1:{_port(issuer)}/.well-known/oauth-protected-resource/mcp"
+    assert bad.status_code == 401
+    assert bad.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+    assert metadata["resource"] == issuer.resource
+    assert metadata["authorization_servers"] == [issuer.url]
+    assert metadata["scopes_supported"] == sorted({"todos:read", WRITE})
+
+
+async def test_a_jwt_of_the_issuer_calls_a_tool_and_a_token_without_the_scope_is_403(
+    issuer: Issuer,
+) -> None:
+    token = issuer.token("openid todos:read")
+    async with serving(*_flags(issuer), target=TARGET, port=_port(issuer)):
+        async with mcp_client(issuer.resource, token) as client:
+            cleared = await client.call_tool("clear_selection", {})
+            refused = await _call_raw(issuer.resource, token, "create_todo")
+    assert not cleared.is_error, _text(cleared)
+    assert refused.status_code == 403
+    challenge = refused.headers["www-authenticate"]
+    assert challenge.startswith('Bearer error="insufficient_scope"')
+    assert WRITE in challenge.split('scope="')[1].split('"')[0].split()
+    error = refused.json()
+    assert error["id"] == 7
+    assert WRITE in error["error"]["message"]
+    assert "create_todo" in error["error"]["message"]
+
+
+async def _call_raw(url: str, token: str, name: str) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": {"title": "x"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    async with httpx.AsyncClient() as http:
+        return await http.post(url, json=body, headers=headers)
