@@ -6,18 +6,22 @@ the same key with other input is refused as a conflict."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 from google.protobuf.json_format import MessageToDict
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from foldkit_agent import IDEMPOTENCY_HEADER, IDEMPOTENCY_META
+from foldkit_agent import IDEMPOTENCY_HEADER, IDEMPOTENCY_META, SqliteAuditSink
 from foldkit_agent.adapters.web.csrf import CSRF_HEADER
 from tests.support.a2a_lab import skill_request
-from tests.support.serving import a2a_client, serve_process, todos_of
+from tests.support.hostile import mcp_call_body, mcp_headers
+from tests.support.serving import Lines, a2a_client, serve_process, serving, todos_of
 
 SERVICE = "s3rvice-token-0123456789"
 EVERY_TRANSPORT = ("--mcp", "http", "--a2a", "--webmcp", "--native-token", SERVICE)
@@ -103,3 +107,42 @@ async def test_a2a_the_page_and_agent_native_carry_a_key_too() -> None:
 
         titles = [t["title"] for t in await todos_of(mcp)]
         assert titles == ["A2A milk", "Page milk", "Native milk"]
+
+
+async def test_after_kill_9_mid_call_the_retry_answers_outcome_unknown_and_sends_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "audit.db"
+    args = ("--mcp", "http", "--audit", f"sqlite:{db}", "--audit-durable")
+    async with serving(*args, target="tests.support.drain_app:runtime") as server:
+        async with httpx.AsyncClient(base_url=server.origin, timeout=30) as hc:
+            body = mcp_call_body('"hold"', "{}", meta("hold-1"))
+            first = asyncio.ensure_future(
+                hc.post("/mcp", content=body, headers=mcp_headers("hold"))
+            )
+            await server.line(r"^holding ")  # the application applied it; no answer yet
+            await server.kill()
+            (lost,) = await asyncio.gather(first, return_exceptions=True)
+            assert isinstance(lost, httpx.HTTPError)  # the first call never answered
+    said = Lines()
+    async with serve_process("tests.support.drain_app:runtime", *args, stderr=said) as origin:
+        async with Client(streamable_http_client(f"{origin}/mcp")) as mcp:
+            reasons: list[str] = []
+            with anyio.fail_after(30):
+                # the dead process's lease runs out (10 s) without a renewal: until then the
+                # retry is told the first call is in progress, and to retry later, as here
+                while not reasons or reasons[-1] == "in_progress":
+                    if reasons:
+                        await anyio.sleep(1)
+                    retry = await mcp.call_tool("hold", {}, meta=meta("hold-1"))
+                    assert retry.is_error is True
+                    reasons.append(retry.structured_content["reason"])
+            text = retry.content[0].text
+    assert reasons[-1] == "unknown"
+    assert set(reasons[:-1]) <= {"in_progress"}
+    assert "interrupted" in text
+    assert not [line for line in said if line.startswith("holding ")]  # nothing applied
+    # the first call never answered, so it has no entry; every retry sent nothing
+    entries = SqliteAuditSink(db).query(capability="hold")
+    assert len(entries) == len(reasons)
+    assert {(e.decision, e.outcome) for e in entries} == {("refused", "AgentIdempotencyError")}
