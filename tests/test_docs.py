@@ -306,7 +306,12 @@ def serve_http(run: Run, cmd: Command, argv: list[str]) -> None:
     by_path = "--tenant-from" in argv and argv[argv.index("--tenant-from") + 1] == "path"
     subject = tokens[0].partition("=")[2].partition(";")[0] if tokens else "alice"
     prefix = f"/{subject}" if by_path else ""
-    if "--mcp" in argv:
+    if "--mcp" in argv and "--auth-issuer" in argv:
+        # no issuer runs here: the server's side of the sign-in is what a client meets first
+        bare = httpx.post(f"{server.origin}{prefix}/mcp", json={"jsonrpc": "2.0"}, timeout=30)
+        assert bare.status_code == 401, bare.text
+        assert "resource_metadata=" in bare.headers["www-authenticate"]
+    elif "--mcp" in argv:
         assert anyio.run(mcp_tools, f"{server.origin}{prefix}/mcp", server.headers)
     with httpx.Client(base_url=server.origin, timeout=30) as http:
         if "--a2a" in argv:

@@ -3,8 +3,9 @@ is an OAuth 2.1 resource server of a real authorization server (Canaille on loop
 
 The official MCP client finds the issuer from a bare 401, signs in (authorization code with
 PKCE), calls a tool, is refused a capability whose scope it lacks with that scope named, steps
-up and calls it. No token, key set or introspection answer reaches the server's output or its
-audit.
+up and calls it. A2A takes the same tokens, refuses a skill whose scope a token lacks naming
+it, and its card declares the issuer's OAuth 2.0 flow. No token, key set or introspection
+answer reaches the server's output or its audit.
 """
 
 from __future__ import annotations
@@ -146,3 +147,50 @@ async def _call_raw(url: str, token: str, name: str) -> httpx.Response:
     }
     async with httpx.AsyncClient() as http:
         return await http.post(url, json=body, headers=headers)
+
+
+async def test_a2a_takes_the_issuers_tokens_checks_scopes_and_its_card_names_the_issuer(
+    issuer: Issuer,
+) -> None:
+    from a2a.types import TaskState
+
+    from tests.support.a2a_lab import skill_request
+    from tests.support.serving import a2a_client
+
+    token = issuer.token("openid todos:read")
+    flags = (*_introspecting(issuer), "--a2a")
+    async with serving(*flags, target=TARGET, port=_port(issuer), env=SECRET_ENV) as server:
+        async with httpx.AsyncClient() as http:
+            card = (await http.get(f"{server.origin}/.well-known/agent-card.json")).json()
+            bare = await http.post(f"{server.origin}/a2a/jsonrpc", json={"jsonrpc": "2.0"})
+        async with a2a_client(server.origin, token) as client:
+            cleared = await _last_task(client, skill_request("clear_selection", {}))
+            create = skill_request("create_todo", {"title": "Buy milk"})
+            refused = await _last_task(client, create)
+        async with a2a_client(server.origin, issuer.token(f"openid todos:read {WRITE}")) as client:
+            created = await _last_task(client, skill_request("create_todo", {"title": "Milk"}))
+    assert cleared.status.state == TaskState.TASK_STATE_COMPLETED
+    assert refused.status.state == TaskState.TASK_STATE_REJECTED
+    said = refused.status.message.parts[0].text
+    assert "create_todo" in said
+    assert repr(WRITE) in said
+    assert created.status.state == TaskState.TASK_STATE_COMPLETED
+    assert bare.status_code == 401
+    assert bare.headers["www-authenticate"].startswith("Bearer")
+    scheme = card["securitySchemes"]["foldkit"]["oauth2SecurityScheme"]
+    assert scheme["oauth2MetadataUrl"].startswith(issuer.url + "/.well-known/")
+    flow = scheme["flows"]["authorizationCode"]
+    assert flow["authorizationUrl"] == f"{issuer.url}/oauth/authorize"
+    assert flow["tokenUrl"] == f"{issuer.url}/oauth/token"
+    assert flow["pkceRequired"] is True
+    assert sorted(flow["scopes"]) == sorted({"todos:read", WRITE})
+    assert card["securityRequirements"] == [{"schemes": {"foldkit": {}}}]
+    needs = {s["id"]: s.get("securityRequirements") for s in card["skills"]}
+    assert needs["create_todo"] == [{"schemes": {"foldkit": {"list": [WRITE]}}}]
+
+
+async def _last_task(client: Any, request: Any) -> Any:
+    events = [event async for event in client.send_message(request)]
+    tasks = [event.task for event in events if event.HasField("task")]
+    assert tasks, events
+    return tasks[-1]

@@ -270,6 +270,9 @@ class OAuthVerifier:
         )
         self._keys: dict[str | None, Key] = {}
         self._jwks_uri: str | None = None
+        self._metadata: dict[str, Any] | None = None  # the issuer's, once fetched
+        self._metadata_url: str | None = None
+        self._metadata_tried_at: float | None = None
         self._loaded_at: float | None = None  # monotonic time of the last good key set
         self._tried_at: float | None = None  # monotonic time of the last fetch attempt
         self._lock: asyncio.Lock | None = None
@@ -353,6 +356,13 @@ class OAuthVerifier:
         self._keys, self._loaded_at = keys, self._tried_at
 
     async def _discover(self, client: httpx2.AsyncClient) -> str:
+        found = self._metadata or await self._fetch_metadata(client)
+        uri = found.get("jwks_uri")
+        if not isinstance(uri, str) or not _is_url(uri):
+            raise ValueError("metadata names no usable jwks_uri")
+        return uri
+
+    async def _fetch_metadata(self, client: httpx2.AsyncClient) -> dict[str, Any]:
         for url in metadata_urls(self.options.issuer):
             async with client.stream("GET", url) as response:
                 if response.status_code == 404:
@@ -363,11 +373,40 @@ class OAuthVerifier:
             found = cast(dict[str, Any], metadata)
             if not _same_issuer(found.get("issuer"), self.options.issuer):
                 raise ValueError("metadata names another issuer")
-            uri = found.get("jwks_uri")
-            if not isinstance(uri, str) or not _is_url(uri):
-                raise ValueError("metadata names no usable jwks_uri")
-            return uri
+            self._metadata, self._metadata_url = found, url
+            return found
         raise ValueError("no metadata")
+
+    async def issuer_metadata(self) -> tuple[str, Mapping[str, Any]] | None:
+        """Where the issuer's metadata (RFC 8414, else OpenID Connect Discovery) was found and
+        what it says (its endpoints, for an A2A card's security scheme), fetched once and
+        kept; ``None`` while it cannot be fetched (tried again after ``refetch_interval``).
+
+        Example:
+            >>> url, metadata = await verifier.issuer_metadata()
+            >>> metadata["token_endpoint"]
+            'https://auth.example/oauth/token'
+        """
+        import httpx2
+
+        now = time.monotonic()
+        tried = self._metadata_tried_at
+        if self._metadata is None and (
+            tried is None or now - tried >= self.options.refetch_interval
+        ):
+            self._metadata_tried_at = now
+            try:
+                async with self._client() as client:
+                    await self._fetch_metadata(client)
+            except (httpx2.HTTPError, ValueError) as exc:
+                _log.warning(
+                    "the metadata of %s could not be fetched (%s)",
+                    self.options.issuer,
+                    type(exc).__name__,
+                )
+        if self._metadata is None or self._metadata_url is None:
+            return None
+        return self._metadata_url, self._metadata
 
     def _usable_keys(self, document: Any) -> dict[str | None, Key]:
         from joserfc.jwk import KeySet

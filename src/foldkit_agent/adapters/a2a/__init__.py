@@ -14,7 +14,12 @@ from ...errors import needs_extra
 with needs_extra(__name__):  # a missing library is answered with the extra to install
     from ...contract.numbers import integers_from_doubles
     from .app import DEFAULT_MAX_BODY, RuntimeTarget, a2a_app
-    from .auth import A2ACaller, BearerTokenBackend, CredentialsRequiredError
+    from .auth import (
+        A2ACaller,
+        BearerTokenBackend,
+        CredentialsRequiredError,
+        VerifiedBearerBackend,
+    )
     from .card import (
         CARD_PATH,
         EXTENSION_URI,
@@ -22,6 +27,7 @@ with needs_extra(__name__):  # a missing library is answered with the extra to i
         KEY_FIELD,
         REST_PREFIX,
         build_agent_card,
+        oauth_scheme,
     )
     from .database import ForeignTaskError, SqlTaskStore
     from .executor import CapabilityExecutor
@@ -42,7 +48,9 @@ __all__ = [
     "ForeignTaskError",
     "RuntimeTarget",
     "SqlTaskStore",
+    "VerifiedBearerBackend",
     "a2a_app",
     "build_agent_card",
     "integers_from_doubles",
+    "oauth_scheme",
 ]

@@ -83,11 +83,12 @@ from ...edge.resolve import (
     resolve_runtime,
     static_runtime,
 )
+from ...edge.scopes import scope_table, scopes_supported
 from ...edge.tenants import PATH_TENANT_KEY, NoTenantError, hold_path_tenant
 from ...runtime.bound import AgentRuntime
 from .auth import (
-    BearerTokenBackend,
     ContextBuilder,
+    VerifiedBearerBackend,
     authenticate_step,
     render_refusal,
 )
@@ -98,6 +99,7 @@ from .card import (
     REST_PREFIX,
     build_agent_card,
     extension_params,
+    oauth_scheme,
 )
 from .errors import (
     OwnErrorText,
@@ -208,9 +210,15 @@ def a2a_app(
               "timeout_seconds"}``.
             * ``caps.tasks``, ``caps.tasks_per_caller``, ``caps.task_max_age``: the bounds
               of the default task store; the call caps, of the default ``calls``.
-            * ``tokens``: when set (and no ``authentication``), the bearer tokens required of
-              every request but the public card
-              (``BearerTokenBackend(options.tokens, required=True)``).
+            * ``tokens``, ``oauth``: when set (and no ``authentication``), the bearer tokens
+              required of every request but the public card, checked by the one verifier
+              every adapter of the server shares
+              (``VerifiedBearerBackend(options.verify, required=True)``: the static table,
+              then the issuer). With ``oauth`` (and no ``security_scheme``) the card declares
+              the issuer: OAuth 2.0's authorization code flow with PKCE at the endpoints its
+              metadata names, with the scopes of ``oauth.options.scopes`` and of the
+              capabilities listed (each skill requiring its capability's ``scopes=``), or
+              OpenID Connect's discovery URL while the metadata cannot be fetched.
         task_store: where tasks are kept (an ``a2a.server.tasks.TaskStore``); default a
             :class:`~foldkit_agent.adapters.a2a.tasks.BoundedTaskStore` within
             ``options.caps`` (10,000 tasks, 1,000 per caller, an hour since the last update;
@@ -261,15 +269,19 @@ def a2a_app(
     check_target(target, "a2a_app")
     limits = options.caps
     hosts = HostPolicy(options.allowed_hosts, also=[urlsplit(base_url).hostname or "127.0.0.1"])
-    if authentication is None and options.tokens is not None:
-        authentication = BearerTokenBackend(options.tokens, required=True)
+    # the issuer's own scheme on the card, unless the caller brought its own backend or scheme
+    oauth = options.oauth if authentication is None and security_scheme is None else None
+    if authentication is None and options.bearer_required:
+        authentication = VerifiedBearerBackend(options.verify, required=True)
 
     async def resolve(ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
         return await resolve_runtime(target, ctx)
 
     install_log_filter()
     scheme = security_scheme
-    if authentication is not None and scheme is None:
+    if oauth is not None:
+        scheme = oauth_scheme(oauth.options.issuer, None, oauth.options.scopes)
+    elif authentication is not None and scheme is None:
         scheme = SecurityScheme(
             http_auth_security_scheme=HTTPAuthSecurityScheme(
                 scheme="bearer", description="Credentials checked by the server's authentication."
@@ -278,9 +290,20 @@ def a2a_app(
     if authentication is None:
         scheme = None
     required = bool(getattr(authentication, "required", False))
-    bearer = scheme is not None and scheme.http_auth_security_scheme.scheme.lower() == "bearer"
+    bearer = oauth is not None or (
+        scheme is not None and scheme.http_auth_security_scheme.scheme.lower() == "bearer"
+    )
 
-    def card_for(caps: Sequence[Capability], tenant: Any = None) -> AgentCard:
+    async def scheme_for(caps: Sequence[Capability]) -> SecurityScheme | None:
+        """The card's scheme: the issuer's endpoints once its metadata is known."""
+        if oauth is None:
+            return scheme
+        listed = scopes_supported(scope_table(caps), oauth.options.scopes)
+        return oauth_scheme(oauth.options.issuer, await oauth.issuer_metadata(), listed)
+
+    def card_for(
+        caps: Sequence[Capability], tenant: Any = None, declared: SecurityScheme | None = scheme
+    ) -> AgentCard:
         base = base_url
         if TENANT_FIELD in base_url:
             if not isinstance(tenant, str) or not tenant:
@@ -292,7 +315,7 @@ def a2a_app(
             version=version,
             base_url=base,
             description=description,
-            security_scheme=scheme,
+            security_scheme=declared,
             security_required=required,
         )
 
@@ -314,7 +337,8 @@ def a2a_app(
     async def extended(_card: AgentCard, ctx: ServerCallContext) -> AgentCard:
         try:
             rt = await resolve(ctx)
-            return card_for(rt.messages.available(), ctx.state.get(PATH_TENANT_KEY))
+            caps = rt.messages.available()
+            return card_for(caps, ctx.state.get(PATH_TENANT_KEY), await scheme_for(caps))
         except Exception:
             _log.exception("building the extended agent card failed")
             failed = InternalError(message="The agent card could not be built right now.")
@@ -346,7 +370,8 @@ def a2a_app(
         try:
             rt = fixed if fixed is not None else await resolve(builder.build(request))
             caps = rt.messages.all()
-            body = agent_card_to_dict(card_for(caps, request.scope.get(PATH_TENANT_KEY)))
+            card = card_for(caps, request.scope.get(PATH_TENANT_KEY), await scheme_for(caps))
+            body = agent_card_to_dict(card)
         except RuntimeUnavailableError as err:
             if isinstance(err.__cause__, NoTenantError):  # no tenant: nobody to build it for
                 return JSONResponse({"error": CARD_NEEDS_TENANT}, status_code=401)

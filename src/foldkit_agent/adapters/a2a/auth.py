@@ -4,10 +4,7 @@ answer, and the call context that carries the caller to the executor.
 
 from __future__ import annotations
 
-from collections.abc import (
-    Mapping,
-    Sequence,
-)
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,7 +25,7 @@ from ...edge.auth import UNVERIFIED_TEXT, backend_step
 from ...edge.disconnect import WATCH
 from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
 from ...edge.tenants import PATH_TENANT_KEY
-from ...edge.tokens import Grant, TokenTable
+from ...edge.tokens import Grant, TokenTable, bearer_token
 from ...edge.wire import WireError
 from .card import is_public_card
 from .errors import OWN_TEXTS_KEY
@@ -37,6 +34,8 @@ __all__ = [
     "A2ACaller",
     "BearerTokenBackend",
     "CredentialsRequiredError",
+    "GrantUser",
+    "VerifiedBearerBackend",
 ]
 
 CREDENTIALS_KEY = "foldkit_agent.credentials"
@@ -67,26 +66,71 @@ class CredentialsRequiredError(AuthenticationError):
     carries none; :func:`a2a_app` answers it 401 saying a bearer token is required."""
 
 
-class BearerTokenBackend(AuthenticationBackend):
-    """A Starlette authentication backend over a fixed bearer-token table.
+class VerifiedBearerBackend(AuthenticationBackend):
+    """A Starlette authentication backend over ``verify(token) -> Grant | None``: what
+    :meth:`HttpOptions.verify <foldkit_agent.edge.HttpOptions.verify>` says (the static
+    table, then the OAuth issuer), so A2A checks tokens with the one verifier MCP uses.
 
-    For demos, tests and local tools (the counterpart of the MCP adapter's
-    ``StaticTokenVerifier``); production deployments verify real tokens. A header with an
-    unknown token (or another scheme) is answered 401 by :func:`a2a_app`. A request without an
+    A header with a token ``verify`` vouches for is the grant's subject and scopes; one it
+    does not (or another scheme) is answered 401 by :func:`a2a_app`. A request without an
     ``Authorization`` header is anonymous (protected capabilities then refuse it), unless
     ``required``.
+
+    Args:
+        verify: ``async verify(token) -> Grant | None``.
+        required: every request except the public Agent Card (``GET`` or ``HEAD``
+            :data:`CARD_PATH`) must carry a token ``verify`` vouches for; without one it is
+            answered 401. :func:`a2a_app` then also declares the scheme in the card's
+            top-level ``securityRequirements``. Default ``False``.
+
+    Attributes:
+        required: as given; :func:`a2a_app` reads it (any backend may define it).
+
+    Example:
+        >>> a2a_app(rt, name="todo", version="1", base_url=url,
+        ...         authentication=VerifiedBearerBackend(shared.verify, required=True))
+    """
+
+    def __init__(
+        self, verify: Callable[[str], Awaitable[Grant | None]], *, required: bool = False
+    ) -> None:
+        self._verify = verify
+        self.required = required
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        header = conn.headers.get("authorization")
+        if header is None:
+            if self.required and not is_public_card(conn.scope):
+                raise CredentialsRequiredError("a bearer token is required")
+            return None
+        token = bearer_token(header)
+        found = None if token is None else await self._verify(token)
+        if found is None:
+            raise AuthenticationError("unknown bearer token")
+        return AuthCredentials(list(found.scopes)), GrantUser(found)
+
+
+class GrantUser(SimpleUser):
+    """The Starlette user of a verified bearer token: its subject, and the :class:`Grant`
+    (its tenant, when the token names one)."""
+
+    def __init__(self, grant: Grant) -> None:
+        super().__init__(grant.subject)
+        self.grant = grant
+
+
+class BearerTokenBackend(VerifiedBearerBackend):
+    """A :class:`VerifiedBearerBackend` over a fixed bearer-token table.
+
+    For demos, tests and local tools (the counterpart of the MCP adapter's
+    ``StaticTokenVerifier``); production deployments verify real tokens (``HttpOptions(
+    oauth=...)``, which :func:`a2a_app` checks with :class:`VerifiedBearerBackend`).
 
     Args:
         tokens: ``{token: (subject, scopes)}``, or a :class:`~foldkit_agent.edge.TokenTable`
             of :class:`~foldkit_agent.edge.Grant` (the one table ``foldkit-agent serve``
             shares with MCP). Looked up by digest, in constant time.
-        required: every request except the public Agent Card (``GET`` or ``HEAD``
-            :data:`CARD_PATH`) must carry a known bearer token; without one it is answered
-            401. :func:`a2a_app` then also declares the scheme in the card's top-level
-            ``securityRequirements``. Default ``False``.
-
-    Attributes:
-        required: as given; :func:`a2a_app` reads it (any backend may define it).
+        required: as :class:`VerifiedBearerBackend`.
 
     Example:
         >>> a2a_app(rt, name="todo", version="1", base_url=url,
@@ -100,23 +144,16 @@ class BearerTokenBackend(AuthenticationBackend):
         *,
         required: bool = False,
     ) -> None:
-        self._tokens: TokenTable[Grant] = (
+        table: TokenTable[Grant] = (
             tokens
             if isinstance(tokens, TokenTable)
             else TokenTable({t: Grant(who, tuple(scopes)) for t, (who, scopes) in tokens.items()})
         )
-        self.required = required
 
-    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
-        header = conn.headers.get("authorization")
-        if header is None:
-            if self.required and not is_public_card(conn.scope):
-                raise CredentialsRequiredError("a bearer token is required")
-            return None
-        found = self._tokens.bearer(header)
-        if found is None:
-            raise AuthenticationError("unknown bearer token")
-        return AuthCredentials(list(found.scopes)), SimpleUser(found.subject)
+        async def lookup(token: str) -> Grant | None:
+            return table.lookup(token)
+
+        super().__init__(lookup, required=required)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,9 +7,7 @@ when credentials are required).
 
 from __future__ import annotations
 
-from collections.abc import (
-    Sequence,
-)
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from a2a.types import (
@@ -18,6 +16,10 @@ from a2a.types import (
     AgentExtension,
     AgentInterface,
     AgentSkill,
+    AuthorizationCodeOAuthFlow,
+    OAuth2SecurityScheme,
+    OAuthFlows,
+    OpenIdConnectSecurityScheme,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -27,6 +29,7 @@ from starlette.types import Scope
 
 from ...contract.declare import Capability, Hints
 from ...edge.guard import route_path
+from ...edge.oauth import metadata_urls
 
 __all__ = [
     "CARD_PATH",
@@ -35,6 +38,7 @@ __all__ = [
     "KEY_FIELD",
     "REST_PREFIX",
     "build_agent_card",
+    "oauth_scheme",
 ]
 
 EXTENSION_URI = "https://foldkit-agent.dev/a2a/skills/v1"
@@ -108,11 +112,53 @@ def _skill(cap: Capability, scheme_name: str | None) -> AgentSkill:
         input_modes=["application/json"],
         output_modes=["application/json"],
     )
-    if scheme_name is not None and cap.authorize is not None:
+    if scheme_name is not None and (cap.authorize is not None or cap.scopes):
+        # the scopes a token needs to call it (OAuth 2.0), as MCP's 403 names them
         skill.security_requirements.append(
-            SecurityRequirement(schemes={scheme_name: StringList(list=[])})
+            SecurityRequirement(schemes={scheme_name: StringList(list=list(cap.scopes))})
         )
     return skill
+
+
+def oauth_scheme(
+    issuer: str, found: tuple[str, Mapping[str, Any]] | None, scopes: Sequence[str]
+) -> SecurityScheme:
+    """The card's security scheme for tokens of the authorization server ``issuer``.
+
+    With its metadata ``found`` (``(url, metadata)``, as
+    :meth:`OAuthVerifier.issuer_metadata <foldkit_agent.edge.oauth.OAuthVerifier.issuer_metadata>`
+    gives it) naming both endpoints: OAuth 2.0, the authorization code flow with PKCE at those
+    endpoints, ``scopes`` listed and the metadata's URL given (RFC 8414). Without it (not
+    fetched yet): OpenID Connect, naming the issuer's discovery document, from which a client
+    finds the same endpoints.
+
+    Example:
+        >>> scheme = oauth_scheme("https://auth.example", None, [])
+        >>> scheme.open_id_connect_security_scheme.open_id_connect_url
+        'https://auth.example/.well-known/openid-configuration'
+    """
+    metadata: Mapping[str, Any] = {} if found is None else found[1]
+    authorize, token = metadata.get("authorization_endpoint"), metadata.get("token_endpoint")
+    if found is None or not isinstance(authorize, str) or not isinstance(token, str):
+        return SecurityScheme(
+            open_id_connect_security_scheme=OpenIdConnectSecurityScheme(
+                description=f"Bearer tokens issued by {issuer} for this agent.",
+                open_id_connect_url=metadata_urls(issuer)[1],
+            )
+        )
+    flow = AuthorizationCodeOAuthFlow(
+        authorization_url=authorize,
+        token_url=token,
+        scopes={s: f"The {s} scope" for s in scopes},
+        pkce_required=True,
+    )
+    return SecurityScheme(
+        oauth2_security_scheme=OAuth2SecurityScheme(
+            description=f"Bearer tokens issued by {issuer} for this agent.",
+            flows=OAuthFlows(authorization_code=flow),
+            oauth2_metadata_url=found[0],
+        )
+    )
 
 
 def extension_params(caps: Sequence[Capability]) -> dict[str, Any]:

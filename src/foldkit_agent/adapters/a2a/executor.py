@@ -39,13 +39,14 @@ from ...edge.resolve import (
     audit_refusal,
     principal_for_record,
 )
+from ...edge.scopes import insufficient
 from ...edge.tenants import PATH_TENANT_KEY, NoTenantError, TenantsFullError
 from ...edge.wire import WireError
 from ...errors import AgentCancelledError
 from ...runtime.bound import AgentRuntime
-from ...runtime.outcome import Outcome
+from ...runtime.outcome import Outcome, refused
 from .approval import answer_in, approval_message, approver_name, owner_of
-from .auth import CREDENTIALS_KEY
+from .auth import CREDENTIALS_KEY, A2ACaller
 from .errors import ours
 from .publish import (
     agent_message,
@@ -157,6 +158,8 @@ class CapabilityExecutor(AgentExecutor):
             name = skill_name(context.metadata, context.message)
             runtime = await self._resolve(context.call_context)
             cap, payload = await self._decoded(runtime, name, context)
+            if cap.scopes and await self._lacks_scope(runtime, cap, context, event_queue, run):
+                return None
             await _submitted(context, event_queue, run)
             got = await self.calls.run(runtime, name, payload, self._request(context, run, cap))
             if isinstance(got, ParkedApproval):
@@ -188,6 +191,38 @@ class CapabilityExecutor(AgentExecutor):
         if cap.name not in self._outcome_schemas:
             self._outcome_schemas[cap.name] = outcome_schema(cap)
         return cap, integers_from_doubles(payload, cap.input_schema)
+
+    async def _lacks_scope(
+        self,
+        runtime: AgentRuntime[Any, Any],
+        cap: Capability,
+        context: RequestContext,
+        queue: EventQueue,
+        run: _Run,
+    ) -> bool:
+        """A verified token without the scopes ``cap`` declares: the task is ``REJECTED``
+        naming them (the step-up MCP's 403 asks for), audited, nothing run. An anonymous
+        caller is left to the capability's own ``authorize`` (no token, no scopes to check,
+        as on MCP without bearer tokens)."""
+        caller = context.call_context.state.get(CREDENTIALS_KEY)
+        if not isinstance(caller, A2ACaller):
+            return False
+        err = insufficient(cap.name, cap.scopes, caller.scopes, metadata=None)
+        if err is None:
+            return False
+        await end_early(
+            queue, run.updater, context, refused(err.text, cap.name), submitted=run.submitted
+        )
+        invocation = Invocation(id=run.updater.task_id, transport="a2a", credentials=caller)
+        audit_refusal(
+            runtime,
+            capability=cap.name,
+            transport="a2a",
+            err=err,
+            invocation_id=invocation.id,
+            principal=await principal_for_record(runtime, invocation),
+        )
+        return True
 
     def _request(self, context: RequestContext, run: _Run, cap: Capability) -> CallRequest:
         """What this task brings to its call: the caller (its caps and credentials), its
