@@ -27,7 +27,7 @@ I = TypeVar("I")  # noqa: E741 - the input type
 
 
 _PROCESS = os.urandom(8).hex()
-_NEXT_ID = map(f"{_PROCESS}-{{:x}}".format, itertools.count(1)).__next__
+_NEXT_ID = map(f"{_PROCESS}-%x".__mod__, itertools.count(1)).__next__
 """The next invocation id; built in C (no Python frame), as ``Invocation()``'s default."""
 
 

@@ -115,6 +115,7 @@ class Call:
     """
 
     __slots__ = (
+        "_signal",
         "approval",
         "approval_asks",
         "approval_text",
@@ -130,7 +131,6 @@ class Call:
         "plan",
         "principal",
         "rt",
-        "signal",
     )
 
     def __init__(
@@ -149,9 +149,9 @@ class Call:
         self.invocation = invocation
         self.audit = audit
         # Every call in flight can be aborted (disconnect, drain), with or without its own
-        # signal; the invocation the caller passed is left as it is.
-        signal = invocation.signal
-        self.signal: asyncio.Event = asyncio.Event() if signal is None else signal
+        # signal; the invocation the caller passed is left as it is. Without one, the Event is
+        # made when something first waits on it or aborts the call (most calls do neither).
+        self._signal: asyncio.Event | None = invocation.signal
         self.principal: Any = None
         self.host_called = False
         self.approval: str | None = None
@@ -160,6 +160,14 @@ class Call:
         self.approval_asks: int | None = None
         # model is set by the available step, before anything reads it; decision and outcome
         # when the call ends.
+
+    @property
+    def signal(self) -> asyncio.Event:
+        """The event that aborts this call: the invocation's own signal, or one of its own."""
+        signal = self._signal
+        if signal is None:
+            signal = self._signal = asyncio.Event()
+        return signal
 
     def abort(self) -> None:
         """Set the call's signal: it answers that it was cancelled (``abort_in_flight``)."""
@@ -187,7 +195,7 @@ class Call:
             if plan.authorizes:  # 4
                 asked = plan.principal is not None
                 await self.authorize(plan, decoded)
-            elif self.signal.is_set():  # only its final check
+            elif self._signal is not None and self._signal.is_set():  # only its final check
                 raise self.cancelled(False)
             key = self.invocation.idempotency_key
             if key is not None:  # a retry answers its first call's outcome (.idempotency)
@@ -279,7 +287,8 @@ class Call:
         rt = self.rt
         if rt.draining:  # stop accepting: a call that arrives during a drain never runs
             raise self.cancelled(False)
-        if self.signal.is_set():
+        signal = self._signal
+        if signal is not None and signal.is_set():
             raise self.cancelled(False)
         ids = rt.ids_in_flight
         inv_id = self.invocation.id
@@ -328,7 +337,8 @@ class Call:
                     raise AgentAuthorizationError(capability=self.name) from failed.__cause__
         if plan.authorize is not None:
             await self._run_authorize(plan, plan.authorize, decoded)
-        if self.signal.is_set():
+        signal = self._signal
+        if signal is not None and signal.is_set():
             raise self.cancelled(False)
 
     async def principal_for_record(self) -> None:
@@ -341,7 +351,7 @@ class Call:
         provider = self.rt.principal_provider
         if provider is None:
             return
-        if self.signal.is_set():
+        if self._signal is not None and self._signal.is_set():
             return
         try:
             self.principal = await self._ask(provider, self.invocation, "principal")
@@ -481,7 +491,8 @@ class Call:
             AgentHostError: ``aw`` raised (logged).
         """
         try:
-            return await race(aw, self.signal, deadline)
+            # The invocation's own signal, if it came with one, without entering the property.
+            return await race(aw, self._signal or self.signal, deadline)
         except Abort:
             raise self.cancelled(dispatched) from None
         except Deadline:
