@@ -27,7 +27,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from deploy.stack import Stack, nginx_binary, owner, stack
-from foldkit_agent import PostgresAuditSink
+from foldkit_agent import IDEMPOTENCY_META, PostgresAuditSink
 from tests.support.a2a_lab import card_client, skill_request
 from tests.support.mcp_helpers import INITIALIZE
 from tests.support.serving import todos_of
@@ -55,9 +55,10 @@ class Seen:
 
 @asynccontextmanager
 async def tenant_client(
-    deployed: Stack, tenant: str, seen: Seen | None = None, **options: Any
+    deployed: Stack, tenant: str, seen: Seen | None = None, url: str | None = None, **options: Any
 ) -> AsyncIterator[Client]:
-    """The official MCP client of ``tenant``, through nginx, with the tenant's token."""
+    """The official MCP client of ``tenant``, through nginx (or at ``url``: one worker
+    itself), with the tenant's token."""
     hooks = {"response": [seen.response]} if seen is not None else {}
     http = httpx2.AsyncClient(
         headers={"Authorization": f"Bearer {deployed.tokens[tenant]}"},
@@ -65,7 +66,7 @@ async def tenant_client(
         event_hooks=hooks,
     )
     async with Client(
-        streamable_http_client(deployed.url(tenant), http_client=http), **options
+        streamable_http_client(url or deployed.url(tenant), http_client=http), **options
     ) as c:
         yield c
 
@@ -322,3 +323,58 @@ async def test_a_killed_worker_restarts_with_every_saved_todo_and_list_changed_r
         with anyio.fail_after(30):
             await changed.wait()
         assert "clear_selection" in {t.name for t in (await legacy.list_tools()).tools}
+
+
+def saved_titles(dsn: str, tenant: str) -> list[str]:
+    """The titles of ``tenant``'s todos in the PostgreSQL store every worker shares."""
+    with psycopg.connect(dsn) as db:
+        rows = db.execute("SELECT title FROM todos WHERE tenant = %s", (tenant,)).fetchall()
+    return [title for (title,) in rows]
+
+
+async def test_a_retried_create_todo_with_one_key_makes_one_todo_across_two_workers(
+    deployed: Stack,
+) -> None:
+    tenant = "hooli"
+    home = deployed.worker_at(owner(tenant, servers(deployed)))
+    other = next(w for w in deployed.workers if w is not home)
+    elsewhere = f"http://127.0.0.1:{other.port}/{tenant}/mcp"  # as after the tenant moved
+    args = {"title": "hooli retried"}
+    key = {IDEMPOTENCY_META: "hooli-retried-1"}
+    async with tenant_client(deployed, tenant) as via_nginx:
+        first = await via_nginx.call_tool("create_todo", args, meta=key)
+    async with tenant_client(deployed, tenant, url=elsewhere) as direct:
+        again = await direct.call_tool("create_todo", args, meta=key)
+    assert first.structured_content is not None
+    assert first.structured_content["status"] == "completed"
+    assert again.structured_content == first.structured_content  # the first answer
+    assert saved_titles(deployed.dsn, tenant).count("hooli retried") == 1
+
+    # two tries racing with one key, one on each worker: one runs, the other does not
+    raced = {IDEMPOTENCY_META: "hooli-raced-1"}
+    answers: list[Any] = []
+
+    async def attempt(url: str | None) -> None:
+        async with tenant_client(deployed, tenant, url=url) as client:
+            answers.append(
+                await client.call_tool("create_todo", {"title": "hooli raced"}, meta=raced)
+            )
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(attempt, None)
+            tg.start_soon(attempt, elsewhere)
+    ran = [
+        a.structured_content for a in answers if a.structured_content.get("status") == "completed"
+    ]
+    assert ran  # at least one answered "completed": the one that ran, or its replay
+    others = [a.structured_content for a in answers if a.structured_content not in ran]
+    assert all(o.get("reason") == "in_progress" for o in others)
+    assert len({r["invocation_id"] for r in ran}) == 1
+    assert saved_titles(deployed.dsn, tenant).count("hooli raced") == 1
+    audit = PostgresAuditSink(deployed.dsn)
+    try:
+        entries = audit.query(capability="create_todo", decision="dispatched", limit=10_000)
+    finally:
+        audit.close()
+    assert [e.invocation_id for e in entries].count(ran[0]["invocation_id"]) == 1
