@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -140,3 +141,27 @@ def test_each_in_process_extra_is_pinned_to_a_minor_range_the_suite_runs_against
         assert (high.major, high.minor) == (low.major, low.minor + 1), f"{spec}: one minor"
         installed = importlib.metadata.version(dist)
         assert requirement.specifier.contains(installed), (extra, installed)
+
+
+def test_the_wheel_ships_every_template_script_and_stylesheet_the_pages_load(tmp_path: Any) -> None:
+    """The console's and the person's page's templates, their script and stylesheet and the
+    WebMCP bridge are package data: a wheel built from the tree holds each of them."""
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("foldkit_agent-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = set(archive.namelist())
+    src = ROOT / "src"
+    data = sorted(
+        p.relative_to(src).as_posix()
+        for p in (src / "foldkit_agent").rglob("*")
+        if p.is_file() and p.suffix in (".html", ".js", ".css")
+    )
+    assert "foldkit_agent/adapters/web/console/templates/page.html" in data
+    assert "foldkit_agent/adapters/web/static/webmcp.js" in data
+    assert [p for p in data if p not in shipped] == []

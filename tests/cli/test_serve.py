@@ -68,17 +68,18 @@ async def test_one_server_speaks_mcp_a2a_and_webmcp_on_one_model() -> None:
 
         async with httpx.AsyncClient(base_url=origin, timeout=10) as page_client:
             hc = page_client  # a page sends its session, not a bearer token
+            page = await hc.get("/")  # with --token, a person signs in first
+            assert (page.status_code, page.headers["location"]) == (303, SIGN_IN_PAGE)
+            assert (await hc.get("/agent/context")).status_code == 401  # reads too
+            signed = await hc.post(
+                "/console/sign-in", json={"token": "alice-token"}, headers={"Origin": origin}
+            )
+            assert signed.status_code == 200, signed.text
             caps = (await hc.get("/agent/capabilities")).json()["capabilities"]
             assert "delete_todo" in [c["name"] for c in caps]  # the A2A selection is visible here
             context = (await hc.get("/agent/context")).json()["context"]
             assert context["selected_todo_id"] == "todo-1"
             assert [t["title"] for t in context["todos"]] == ["Milk"]
-            page = await hc.get("/")  # with --token, a person signs in first
-            assert (page.status_code, page.headers["location"]) == (303, SIGN_IN_PAGE)
-            signed = await hc.post(
-                "/console/sign-in", json={"token": "alice-token"}, headers={"Origin": origin}
-            )
-            assert signed.status_code == 200, signed.text
             page = await hc.get("/")
             assert page.status_code == 200
             assert "webmcp.js" in page.text
@@ -257,6 +258,9 @@ async def test_every_route_of_a_served_process_answers_host_variants_alike() -> 
     async with served(*EDGE_ARGS) as origin:
         port = origin.rsplit(":", 1)[1]
         async with httpx.AsyncClient(base_url=origin, timeout=10) as hc:
+            # the page's routes answer a signed-in person (the client keeps the cookie)
+            signed = await hc.post("/console/sign-in", json={"token": "alice-token"})
+            assert signed.status_code == 200, signed.text
             for method, path, headers, body in _edge_requests():
                 for host in ("127.0.0.1", f"LOCALHOST:{port}", f"[::1]:{port}"):
                     r = await hc.request(

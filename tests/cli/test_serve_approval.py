@@ -176,7 +176,10 @@ class A2ASession:
         return A2ACaller(client)
 
     async def titles(self) -> list[str]:
+        """The todos, as the page's signed-in person reads them."""
         async with httpx.AsyncClient(base_url=self.origin, timeout=30) as hc:
+            signed = await hc.post("/console/sign-in", json={"token": "alice-token"})
+            assert signed.status_code == 200, signed.text
             context = (await hc.get("/agent/context")).json()["context"]
         return [t["title"] for t in context["todos"]]
 

@@ -197,7 +197,8 @@ async def _another_caller_is_served_everywhere(http: Http) -> None:
     assert answered.status == 200, answered.text
     assert answered.json()["isError"] is False, answered.text
 
-    context = (await http.request("GET", "/agent/context", {})).json()["context"]
+    signed_in = await page.cookie(page.sessions[0])  # the page's reads need a person too
+    context = (await http.request("GET", "/agent/context", signed_in)).json()["context"]
     assert {"bread", "eggs", "jam", "tea"} <= set(context["items"])
 
 

@@ -89,6 +89,9 @@ class ApprovalRequest:
             descriptions (``("saves to the server",)``); shown as "then: ...".
         asks: 1 the first time; 2 when the person is asked again because the Model changed
             while they decided (the preview they saw no longer holds).
+        before: the context projection of the snapshot the preview starts from (JSON data),
+            so a view can show ``preview`` as a diff of what the agent sees; ``None`` without
+            a preview. Not in :meth:`to_json` (a transport sends the patch, not the context).
 
     Every string a view shows (:meth:`text`, and ``title``, ``sentence``, ``fields``,
     ``summary``, ``effects`` of :meth:`to_json`) went through
@@ -111,6 +114,7 @@ class ApprovalRequest:
     fields: tuple[tuple[str, str], ...] = ()
     effects: tuple[str, ...] = ()
     asks: int = 1
+    before: Any = None
 
     def to_json(self) -> dict[str, Any]:
         """The request as JSON data, for a transport to show or send.

@@ -245,6 +245,7 @@ def request_for(
         sentence=_sentence(call, plan, decoded),
         fields=fields_of(decoded),
         asks=asks,
+        before=shown.before,
     )
 
 

@@ -104,11 +104,13 @@ class Preview:
         summary: :func:`summarize_patch` of it, or ``None``.
         effects: what the commands on the way do beyond the Model (each ``Effect``'s
             description, :data:`UNDECLARED` for an opaque command), in order, each once.
+        before: the snapshot's context (JSON data) the patch applies to, or ``None``.
     """
 
     patch: list[dict[str, Any]] | None
     summary: str | None
     effects: tuple[str, ...] = ()
+    before: Any = None
 
 
 NO_PREVIEW = Preview(None, None)
@@ -147,7 +149,7 @@ def preview_of(
             after, effects = _follow(step, snapshot, message, outcome)
         before = context.encode(snapshot)
         patch = diff(before, context.encode(after))
-        return Preview(patch, summarize_patch(before, patch), effects)
+        return Preview(patch, summarize_patch(before, patch), effects, before)
     except Exception:
         _log.warning("the approval preview of %r could not be computed", capability, exc_info=True)
         return NO_PREVIEW

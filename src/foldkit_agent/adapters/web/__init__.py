@@ -6,7 +6,10 @@ Modules: :mod:`.surface` (:func:`agent_surface`, assembling the JSON routes), :m
 :mod:`.results` (the answers' shapes), :mod:`.csrf` (session-bound CSRF tokens),
 :mod:`.checks` (how the routes pass the edge guard: their rules, the service token or
 session + CSRF step, refusals in the surface's shape), :mod:`.webmcp` (the bridge script and
-the page), :mod:`.activity` (the activity feed as server-sent events for a page).
+the app serving a page with it), :mod:`.page` (that page, for the person: requests, activity,
+context), :mod:`.decision` (a person's answer as posted), :mod:`.signin` (people signing in),
+:mod:`.console` (the console), :mod:`.activity` (the activity feed as server-sent events for a
+page).
 """
 
 from __future__ import annotations

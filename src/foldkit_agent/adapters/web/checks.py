@@ -47,6 +47,7 @@ _CSRF_TEXT = (
 )
 _SERVICE_ONLY_TEXT = "This endpoint serves Agent Native servers only; send the service token."
 _UNACCEPTED_TEXT = "The service token was not accepted."
+_SIGN_IN_TEXT = "Sign in to the page first. Nothing was read or applied."
 
 SessionOf = Callable[[Request], Any]
 ServiceAuth = Callable[[str], Any]
@@ -115,12 +116,15 @@ class SurfaceAuth:
         session_of: as :func:`session_id`.
         service_only: refuse a request without a bearer token (401), as Agent Native's
             endpoint does.
+        signed_in: refuse a page request without a session (401), reads included: a page
+            whose people sign in (``session_of`` then knows only signed-in sessions).
     """
 
     service_auth: ServiceAuth | None
     csrf: CsrfTokens
     session_of: SessionOf | None
     service_only: bool = False
+    signed_in: bool = False
 
     async def __call__(self, scope: Scope, rules: Rules) -> WireError | None:
         headers = Headers(scope=scope)
@@ -130,10 +134,12 @@ class SurfaceAuth:
                 return WireError(
                     401, "unauthenticated", _SERVICE_ONLY_TEXT, {"WWW-Authenticate": "Bearer"}
                 )
+            sid = session_id(Request(scope), self.session_of)
+            if self.signed_in and sid is None:
+                return WireError(401, "sign-in", _SIGN_IN_TEXT)
             if rules.origin != "page":
                 return None  # a reading route: the page's session is enough
-            token = headers.get(CSRF_HEADER)
-            if not self.csrf.verify(session_id(Request(scope), self.session_of), token):
+            if not self.csrf.verify(sid, headers.get(CSRF_HEADER)):
                 return WireError(403, "csrf", _CSRF_TEXT)
             return None
         identity = await self._service(bearer_token(authorization))

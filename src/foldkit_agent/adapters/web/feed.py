@@ -2,8 +2,9 @@
 
 ``ready`` once connected (with the names available now), then ``change`` whenever
 availability, the context or a resource changed, ``approvals`` (this page session's calls
-waiting for the person) whenever that list changed, and ``ended`` ``{"id"}`` when one of its
-parked calls has answered (read the answer from ``GET calls/<id>``). Runtime changes may be
+waiting for the person) whenever that list changed, ``ended`` ``{"id"}`` when one of its
+parked calls has answered (read the answer from ``GET calls/<id>``), and, where the surface
+follows an activity feed, ``activity`` ``{}`` when something new happened. Runtime changes may be
 pushed from any thread; they are merged, so a slow page sees one event for a burst of changes.
 """
 
@@ -19,6 +20,7 @@ import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import Response
 
+from ...edge.activity import ActivityFeed
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime, Change
 from .checks import rejected
@@ -45,6 +47,11 @@ async def unless_shutdown(wait: Callable[[], Awaitable[T]], shutdown: anyio.Even
         tg.start_soon(read)
         tg.start_soon(stop)
     return got[0] if got else None
+
+
+async def _boxed(waiting: Awaitable[T]) -> tuple[T]:
+    """What ``waiting`` gives, in a box (so a ``None`` it gives is not a shutdown)."""
+    return (await waiting,)
 
 
 class ChangeFeed:
@@ -116,9 +123,10 @@ class PageFeeds:
         rt: AgentRuntime[Any, Any],
         owner: str | None,
         waiting: Callable[[], list[dict[str, Any]]],
+        activity: ActivityFeed | None = None,
     ) -> Response:
-        """The ``events`` response for ``owner``, reading ``rt``'s changes and ``waiting()``
-        (its approvals); 501 when the application cannot report changes."""
+        """The ``events`` response for ``owner``, reading ``rt``'s changes, ``waiting()``
+        (its approvals) and ``activity``; 501 when the application cannot report changes."""
         feed = ChangeFeed(asyncio.get_running_loop())
         try:
             unwatch = rt.watch(feed.push)
@@ -138,13 +146,32 @@ class PageFeeds:
 
         shutdown = anyio.Event()  # set by sse-starlette when the server shuts down
 
+        async def next_change() -> Change | None:
+            """The next change, or ``None`` when the activity grew first."""
+            if activity is None:
+                return await feed.next()
+            waits: list[asyncio.Future[Any]] = [
+                asyncio.ensure_future(feed.next()),
+                asyncio.ensure_future(activity.wait(activity.last_seq)),
+            ]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+            return waits[0].result() if waits[0].done() and not waits[0].cancelled() else None
+
         async def events() -> AsyncIterator[ServerSentEvent]:
             try:
                 yield ServerSentEvent(json.dumps({"available": available()}), event="ready")
                 while True:
-                    change = await unless_shutdown(feed.next, shutdown)
-                    if change is None:  # shutting down: end the response cleanly
+                    got = await unless_shutdown(lambda: _boxed(next_change()), shutdown)
+                    if got is None:  # shutting down: end the response cleanly
                         return
+                    change = got[0]
+                    if change is None:
+                        yield ServerSentEvent("{}", event="activity")
+                        continue
                     changed, ended = feed.take_approvals()
                     if changed:
                         yield ServerSentEvent(

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
-from ...contract.approval import Approval
+from ...edge.activity import ActivityFeed
 from ...edge.approvals import ParkedApproval
 from ...edge.calls import CallRequest, CallsInFlight
 from ...edge.guard import BODY_KEY, Rules
@@ -34,6 +34,7 @@ from ...runtime.idempotency import IDEMPOTENCY_HEADER
 from .approvals import PageApprovals, waiting_result, who
 from .checks import rejected
 from .csrf import CsrfTokens
+from .decision import approval_from
 from .feed import PageFeeds
 from .results import call_tool_result, page_tool
 from .sessions import PageSessions, call_caller, page_owner, service_caller, session_answer
@@ -59,6 +60,7 @@ class SurfaceConfig:
     ping: float
     trust_service_approvals: bool
     calls: CallsInFlight
+    activity: ActivityFeed | None = None
 
 
 class Surface:
@@ -139,7 +141,7 @@ class Surface:
         if isinstance(rt, Response):
             return rt
         owner = self._owner(request)
-        return self.feeds.stream(rt, owner, lambda: self.approvals.waiting(owner))
+        return self.feeds.stream(rt, owner, lambda: self.approvals.waiting(owner), self.c.activity)
 
     async def invoke(self, request: Request) -> Response:
         """One invocation; the edge guard has checked the caller and parsed the body. A call
@@ -197,15 +199,14 @@ class Surface:
             return rejected(400, "service", "Only the page's own person answers approvals.")
         body: Any = request.scope.get(BODY_KEY)
         fields = cast(dict[str, Any], body) if isinstance(body, dict) else {}
-        approve = fields.get("approve")
-        if not isinstance(approve, bool) or set(fields) != {"approve"}:
-            return rejected(400, "malformed", 'Send {"approve": true} or {"approve": false}.')
         try:
             credentials = await self._credentials(request)
         except Exception:
             _log.warning("credentials_of raised; refusing the answer", exc_info=True)
             return rejected(403, "principal", "The person could not be identified.")
-        approval = Approval(approved=approve, by=who(credentials))
+        approval = approval_from(fields, who(credentials))
+        if isinstance(approval, str):
+            return rejected(400, "malformed", approval)
         if not self.approvals.decide(request.path_params["key"], self._owner(request), approval):
             return rejected(404, "not-waiting", "No call of this page waits for that answer.")
-        return JSONResponse({"ok": True, "approved": approve}, headers=_NO_STORE)
+        return JSONResponse({"ok": True, "approved": approval.approved}, headers=_NO_STORE)

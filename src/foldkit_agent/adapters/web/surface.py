@@ -37,9 +37,11 @@ Routes, relative to the mount point:
                             "text", "capability", "title", "description", "input", "message",
                             "preview", "summary"}``; an ``approvals`` event on ``events``
                             carries the same list whenever it changes.
-``POST approvals/<id>``     the person's answer, ``{"approve": true | false}``, with the same
-                            Host, Origin and CSRF checks as ``invoke``; the parked call then
-                            runs to its end (sent, or refused as declined).
+``POST approvals/<id>``     the person's answer, ``{"approve": true | false, "message"?: str,
+                            "input"?: {...}}`` (a decline's message reaches the agent; edited
+                            input is decoded again and asked once more), with the same Host,
+                            Origin and CSRF checks as ``invoke``; the parked call then runs to
+                            its end (sent, or refused as declined or stale).
 ==========================  ===================================================================
 
 Security model
@@ -95,6 +97,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Route
 
+from ...edge.activity import ActivityFeed
 from ...edge.callers import Slots
 from ...edge.calls import CallsInFlight
 from ...edge.guard import EdgeGuard, Hold, route_path
@@ -172,6 +175,8 @@ def agent_surface(
     service_only: bool = False,
     trust_service_approvals: bool = False,
     calls: CallsInFlight | None = None,
+    signed_in: bool = False,
+    activity: ActivityFeed | None = None,
 ) -> Starlette:
     """Build the JSON surface for one runtime (or one runtime per request).
 
@@ -228,6 +233,11 @@ def agent_surface(
             every adapter of a server); default one of its own within ``options.caps``.
             Every anonymous page together is one caller for them, however many sessions it
             holds.
+        signed_in: a page request without a session is refused with 401, reads included
+            (give it with a ``session_of`` that knows only signed-in people, as
+            :func:`~foldkit_agent.adapters.web.webmcp.webmcp_app` does with sign-in).
+        activity: an :class:`~foldkit_agent.edge.ActivityFeed` whose growth the ``events``
+            stream reports as ``activity`` events (for a page that shows it).
 
     Approval (DESIGN §11): a page caller's ``invoke`` of a ``confirm`` capability is parked
     while the person in the page answers through ``approvals``, so it holds no connection
@@ -259,6 +269,7 @@ def agent_surface(
         ping=ping,
         trust_service_approvals=trust_service_approvals,
         calls=CallsInFlight(limits) if calls is None else calls,
+        activity=activity,
     )
     sessions = PageSessions(limits.page_sessions)
     surface = Surface(config, sessions)
@@ -267,6 +278,7 @@ def agent_surface(
         csrf=config.csrf,
         session_of=session_of,
         service_only=service_only,
+        signed_in=signed_in,
     )
     streams = Slots(
         "open event streams",

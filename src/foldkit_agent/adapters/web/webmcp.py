@@ -21,7 +21,8 @@ Typical use, in an application that already has a Starlette app and a session::
         webmcp.mount(runtime, credentials_of=user_from_session, session_of=session_id),
     ])
 
-or, for a runtime without a page of its own, :func:`webmcp_app` serves a plain page too.
+or, for a runtime without a page of its own, :func:`webmcp_app` serves the person's page too
+(:mod:`~foldkit_agent.adapters.web.page`).
 """
 
 from __future__ import annotations
@@ -32,14 +33,21 @@ from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route, request_response
 
+from ...edge.activity import ActivityFeed
+from ...edge.calls import CallsInFlight
 from ...edge.guard import EdgeGuard, Rules
 from ...edge.hosts import HostPolicy
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
-from .signin import SIGN_IN_PAGE, People
+from ...edge.resolve import static_runtime
+from .checks import SurfaceAuth, render
+from .csrf import CsrfTokens
+from .page import PAGE_PARTS, PersonPage
+from .signin import People
 from .surface import DEFAULT_MAX_BODY, SurfaceTarget, agent_surface
 
 __all__ = ["BRIDGE_FILE", "bridge_script", "mount", "script_tag", "webmcp_app", "webmcp_surface"]
@@ -103,102 +111,6 @@ def script_tag(path: str = "/agent") -> str:
     return f'<script src="{src}" defer></script>'
 
 
-_PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-{head}
-<style>
-body {{ font: 16px/1.4 system-ui, sans-serif; margin: 2rem auto; max-width: 48rem; }}
-pre {{ background: #f4f4f4; padding: 1rem; overflow: auto; }}
-li code {{ font-weight: 600; }}
-.approval {{ border: 2px solid #c80; border-radius: 6px; padding: .6rem; margin: .6rem 0; }}
-</style>
-</head>
-<body>
-<h1>{title}</h1>
-<p>The tools below are registered with this page's WebMCP context for a browser agent.</p>
-<section id="approvals" data-testid="approvals" aria-live="assertive" hidden>
-<h2>An agent asks for your approval</h2>
-<div id="approval-list"></div>
-</section>
-<h2>Tools</h2>
-<ul id="tools"></ul>
-<h2>Context</h2>
-<pre id="context">loading…</pre>
-<script>
-(function () {{
-  var base = {base_json};
-  function renderTools() {{
-    var ul = document.getElementById("tools");
-    ul.replaceChildren();
-    (window.foldkitAgent ? window.foldkitAgent.tools() : []).forEach(function (name) {{
-      var li = document.createElement("li");
-      var code = document.createElement("code");
-      code.textContent = name;
-      li.appendChild(code);
-      ul.appendChild(li);
-    }});
-  }}
-  async function renderContext() {{
-    try {{
-      var r = await fetch(base + "/context", {{credentials: "same-origin", cache: "no-store"}});
-      var body = await r.json();
-      document.getElementById("context").textContent = JSON.stringify(body.context, null, 2);
-    }} catch (e) {{}}
-  }}
-  // A call of a confirm capability waits until the person here approves or declines it.
-  async function answer(id, approve) {{
-    var s = await (await fetch(base + "/session", {{credentials: "same-origin"}})).json();
-    var headers = {{"content-type": "application/json"}};
-    headers[s.csrfHeader] = s.csrfToken;
-    await fetch(base + "/approvals/" + encodeURIComponent(id), {{
-      method: "POST", credentials: "same-origin", headers: headers,
-      body: JSON.stringify({{approve: approve}}),
-    }});
-  }}
-  function button(label, id, approve) {{
-    var b = document.createElement("button");
-    b.type = "button";
-    b.textContent = label;
-    b.addEventListener("click", function () {{ answer(id, approve); }});
-    return b;
-  }}
-  function renderApprovals(waiting) {{
-    var list = document.getElementById("approval-list");
-    list.replaceChildren();
-    waiting.forEach(function (req) {{
-      var box = document.createElement("div");
-      box.className = "approval";
-      box.dataset.testid = "approval";
-      var text = document.createElement("pre");
-      text.textContent = req.text;
-      box.append(text, button("Approve", req.id, true), button("Decline", req.id, false));
-      list.append(box);
-    }});
-    document.getElementById("approvals").hidden = waiting.length === 0;
-  }}
-  window.addEventListener("foldkit-agent:sync", renderTools);
-  function listen() {{
-    var events = new EventSource(base + "/events");
-    events.addEventListener("ready", renderContext);
-    events.addEventListener("change", renderContext);
-    events.addEventListener("approvals", function (ev) {{
-      renderApprovals(JSON.parse(ev.data).approvals);
-    }});
-  }}
-  // The session first (its cookie), so the events of this page's own approvals reach it.
-  fetch(base + "/session", {{credentials: "same-origin"}}).then(listen, listen);
-}})();
-</script>
-{bridge}
-</body>
-</html>
-"""
-
-
 def webmcp_app(
     target: SurfaceTarget,
     *,
@@ -209,13 +121,14 @@ def webmcp_app(
     people: People | None = None,
     **surface: Any,
 ) -> Starlette:
-    """A complete app: a plain page at ``/`` that shows the context and loads the bridge,
-    plus the surface under ``path``. What ``foldkit-agent serve ... --webmcp`` can serve for
-    a runtime that has no page of its own.
+    """A complete app: the person's page at ``/`` (:mod:`~foldkit_agent.adapters.web.page`:
+    what the page's browser agent asks them, with its preview as a diff, the capabilities on
+    offer, the activity and the context), which loads the bridge, plus the surface under
+    ``path``. What ``foldkit-agent serve ... --webmcp`` serves.
 
     Args:
         target: a bound runtime or ``resolve(request) -> AgentRuntime``.
-        title: the page title.
+        title: the page's heading.
         path: where the surface is mounted.
         head_scripts: script URLs loaded before the bridge (a WebMCP polyfill, say).
         options: what every HTTP adapter of the server shares
@@ -223,13 +136,15 @@ def webmcp_app(
             ``allowed_hosts``, the surface reads it as
             :func:`~foldkit_agent.adapters.web.surface.agent_surface` does.
         people: with sign-in (:class:`~foldkit_agent.adapters.web.signin.People`), the page
-            answers only a signed-in person (``GET /`` redirects to the console's sign-in)
-            and the surface takes its session and credentials from them, so a browser
-            agent's calls carry the person; ``None``: no sign-in (serve it on loopback only).
-        **surface: the other keywords of :func:`webmcp_surface`.
+            and every route of the surface, reads included, answer only a signed-in person
+            (``GET /`` redirects to the console's sign-in, the rest is 401) and the surface
+            takes its session and credentials from them, so a browser agent's calls carry
+            the person; ``None``: no sign-in (serve it on loopback only).
+        **surface: the other keywords of :func:`webmcp_surface` (``calls``, say).
 
     Returns:
-        A Starlette app: ``GET /`` and the surface's routes under ``path``.
+        A Starlette app: ``GET /``, the page's parts under ``<path>/page/`` and the surface's
+        routes under ``path``.
 
     Raises:
         ValueError: as :func:`~foldkit_agent.adapters.web.surface.agent_surface`.
@@ -238,39 +153,61 @@ def webmcp_app(
         >>> shared = HttpOptions(caps=CallerLimits(page_streams=8))
         >>> app = webmcp_app(rt, title="Todos", options=shared)
     """
-    import json
-
     base = path.rstrip("/")
-    head = "\n".join(
-        f'<script src="{html.escape(src, quote=True)}"></script>' for src in head_scripts
-    )
-    page = _PAGE.format(
-        title=html.escape(title),
-        head=head,
-        base_json=json.dumps(base),
-        bridge=script_tag(base),
-    )
-
-    async def homepage(request: Request) -> Response:
-        if people is not None and people.session_of(request) is None:
-            return RedirectResponse(SIGN_IN_PAGE, status_code=303)
-        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
-
     if people is not None:
         surface.setdefault("session_of", people.session_of)
         surface.setdefault("credentials_of", people.credentials_of)
-
+        surface.setdefault("signed_in", True)
+    calls: CallsInFlight = surface.setdefault("calls", CallsInFlight(options.caps))
+    rt = static_runtime(target)
+    feed = None if rt is None else ActivityFeed(rt.audit)
+    surface.setdefault("activity", feed)
+    page = PersonPage(
+        target,
+        title,
+        base,
+        f"{base}/{BRIDGE_FILE}",
+        head_scripts,
+        people,
+        calls,
+        feed,
+        surface.get("session_of"),
+    )
+    hosts = HostPolicy(options.allowed_hosts)
     # The page passes the same edge guard as the surface: the one Host policy (a GET page
-    # takes no credentials and no body).
-    guarded = EdgeGuard(
-        request_response(homepage),
-        hosts=HostPolicy(options.allowed_hosts),
+    # takes no credentials and no body), and its parts the surface's sign-in.
+    home = EdgeGuard(
+        request_response(page.home),
+        hosts=hosts,
         classify=Rules(origin="none", body=False),
         max_body=DEFAULT_MAX_BODY,
     )
+    auth = SurfaceAuth(
+        service_auth=None,
+        csrf=CsrfTokens(),
+        session_of=surface.get("session_of"),
+        signed_in=people is not None,
+    )
+    parts = Starlette(
+        routes=[
+            Route("/parts", page.parts, methods=["GET"]),
+            Route("/static/{name}", page.asset, methods=["GET"]),
+        ],
+        middleware=[
+            Middleware(
+                EdgeGuard,
+                hosts=hosts,
+                classify=lambda _scope: Rules(origin="none", body=False),
+                max_body=DEFAULT_MAX_BODY,
+                render=render,
+                authenticate=auth,
+            )
+        ],
+    )
+    api = webmcp_surface(target, options=options, **surface)
     return Starlette(
         routes=[
-            Route("/", guarded, methods=["GET"]),
-            mount(target, path=base, options=options, **surface),
+            Route("/", home, methods=["GET"]),
+            Mount(base or "/", routes=[Mount(PAGE_PARTS, app=parts), Mount("", app=api)]),
         ]
     )

@@ -9,11 +9,9 @@ script and refuses framing (no approve button can be clicked through another sit
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Final, cast
 
 import anyio
@@ -26,7 +24,6 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 from starlette.types import Scope
 
-from ....contract.approval import Approval
 from ....edge.activity import ActivityFeed
 from ....edge.approvals import ParkedApproval
 from ....edge.calls import CallsInFlight
@@ -39,9 +36,11 @@ from ....errors import AgentError
 from ....runtime.bound import AgentRuntime
 from ..activity import ReleasingStream
 from ..csrf import CSRF_HEADER, CsrfTokens
+from ..decision import approval_from
 from ..feed import unless_shutdown
 from ..signin import LOCAL_PERSON, PERSON_COOKIE, ApproverPolicy, People
-from .views import approval_view, context_text, folded
+from .render import HEADERS, Shown, asset_response, render_parts, templates
+from .views import approval_view
 
 __all__ = ["CONSOLE_PATH", "CONSOLE_STREAMS", "CONSOLE_STREAMS_PER_SESSION", "console_app"]
 
@@ -56,43 +55,10 @@ CONSOLE_STREAMS: Final = 32
 CONSOLE_STREAMS_PER_SESSION: Final = 4
 """Open ``events`` streams one signed-in session may hold (a few tabs)."""
 
-_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "Referrer-Policy": "no-referrer",
-}
-_ASSETS = {"console.css": "text/css", "console.js": "text/javascript"}
+_HEADERS = HEADERS
 _POST = Rules(origin="page")
 _SIGN_IN = Rules(origin="page", public=True)
 _READ = Rules(origin="none", body=False)
-_MAX_MESSAGE = 2000
-
-# Whether the approval carries a person's message or edited input (the answer's fields).
-_ANSWER_FIELDS = frozenset(f.name for f in dataclasses.fields(Approval))
-DECLINE_MESSAGE = "message" in _ANSWER_FIELDS
-EDIT_INPUT = "input" in _ANSWER_FIELDS
-
-
-def _templates() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("foldkit_agent.adapters.web.console", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    cast(dict[str, Any], env.globals)["base"] = CONSOLE_PATH
-    return env
-
-
-def _asset(name: str) -> bytes:
-    files = resources.files("foldkit_agent.adapters.web.console")
-    return files.joinpath("static", name).read_bytes()
 
 
 @dataclass(eq=False)
@@ -110,7 +76,6 @@ class Console:
     env: jinja2.Environment
 
     def __post_init__(self) -> None:
-        self._before: dict[str, Any] = {}
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._streams: dict[str, int] = {}
@@ -118,15 +83,7 @@ class Console:
 
     # -- what changes ---------------------------------------------------------------------------
 
-    def _on_parked(self, parked: ParkedApproval, waiting: bool) -> None:
-        """Keep what the agent saw when the call was parked (the diff's "before")."""
-        if waiting:
-            try:
-                self._before[parked.key] = self.rt.context()
-            except AgentError:
-                self._before[parked.key] = None
-        else:
-            self._before.pop(parked.key, None)
+    def _on_parked(self, _parked: ParkedApproval, _waiting: bool) -> None:
         self._wake()
 
     def _wake(self) -> None:
@@ -155,33 +112,12 @@ class Console:
     # -- views ----------------------------------------------------------------------------------
 
     def _parts(self, person: Grant) -> dict[str, Any]:
-        parked = self.calls.parked.all()
         approvals = [
-            approval_view(p, self._before.get(p.key), self.policy.may_answer(person, p.caller))
-            for p in parked
+            approval_view(p, self.policy.may_answer(person, p.caller))
+            for p in self.calls.parked.all()
         ]
-        items, missed = self.feed.since(0)
-        try:
-            context = self.rt.context()
-            context_shown = None if context is None else context_text(context)
-        except AgentError:
-            context_shown = "The context could not be read right now."
-        cards = self.env.get_template("approval.html")
-        return {
-            "count": len(approvals),
-            "approvals": [
-                {
-                    "key": a.key,
-                    "version": a.version,
-                    "html": cards.render(a=a, decline_message=DECLINE_MESSAGE, edit=EDIT_INPUT),
-                }
-                for a in approvals
-            ],
-            "activity": self.env.get_template("activity.html").render(
-                rows=folded(items), missed=missed, recorded=self.rt.audit is not None
-            ),
-            "context": self.env.get_template("context.html").render(context=context_shown),
-        }
+        shown = Shown(self.rt, approvals, self.feed, recorded=self.rt.audit is not None)
+        return render_parts(self.env, shown)
 
     async def page(self, request: Request) -> Response:
         who = self.person(request)
@@ -283,7 +219,7 @@ class Console:
         person = who[1]
         body: Any = request.scope.get(BODY_KEY)
         fields = cast(dict[str, Any], body) if isinstance(body, dict) else {}
-        approval = _approval(fields, person.subject)
+        approval = approval_from(fields, person.subject)
         if isinstance(approval, str):
             return JSONResponse({"error": approval}, 400, _HEADERS)
         parked = self.calls.parked.get(request.path_params["key"])
@@ -321,36 +257,7 @@ class Console:
         return response
 
     async def asset(self, request: Request) -> Response:
-        name = request.path_params["name"]
-        media = _ASSETS.get(name)
-        if media is None:
-            return Response("Not Found", 404)
-        headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
-        return Response(_asset(name), media_type=f"{media}; charset=utf-8", headers=headers)
-
-
-def _approval(fields: dict[str, Any], by: str) -> Approval | str:
-    """The person's answer from the posted fields, or why it is malformed."""
-    approve = fields.get("approve")
-    allowed: set[str] = {"approve"}
-    if DECLINE_MESSAGE:
-        allowed.add("message")
-    if EDIT_INPUT:
-        allowed.add("input")
-    if not isinstance(approve, bool) or not set(fields) <= allowed:
-        return 'Send {"approve": true} or {"approve": false, "message": "..."}.'
-    extra: dict[str, Any] = {}
-    message = fields.get("message")
-    if message is not None:
-        if approve or not isinstance(message, str) or len(message) > _MAX_MESSAGE:
-            return f"A message goes with a decline, as text of at most {_MAX_MESSAGE} characters."
-        if message.strip():
-            extra["message"] = message.strip()
-    if "input" in fields:
-        if not approve or not isinstance(fields["input"], dict):
-            return "Edited input goes with an approval, as a JSON object."
-        extra["input"] = fields["input"]
-    return Approval(approved=approve, by=by, **extra)
+        return asset_response(request.path_params["name"])
 
 
 def _set_cookie(response: Response, request: Request, sid: str) -> None:
@@ -430,7 +337,7 @@ def console_app(
         title,
         feed,
         CsrfTokens(csrf_secret),
-        _templates(),
+        templates(CONSOLE_PATH),
     )
 
     guard = Middleware(

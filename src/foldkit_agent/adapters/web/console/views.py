@@ -2,8 +2,8 @@
 
 * :func:`approval_view`: one call waiting for a person: the capability's title, the caller
   (who, over which transport), what it does (the request's sentence, else its input as
-  labelled fields), and the preview as a line diff of what the agent sees: the context before
-  (as the console saw it when the call was parked) and after the request's JSON Patch
+  labelled fields), and the preview as a line diff of what the agent sees: the context the
+  preview was computed on (``ApprovalRequest.before``) and after the request's JSON Patch
   (applied with ``jsonpatch``, diffed with :mod:`difflib`).
 * :func:`folded`: the activity, newest first, with each run of refused calls folded into one
   row ("3 refused calls"), so an agent's real actions stay in view.
@@ -157,10 +157,11 @@ def _fields(shown: dict[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
-def approval_view(parked: ParkedApproval, before: Any, may_answer: bool) -> ApprovalView:
-    """The view of ``parked``; ``before`` is the context when it was parked (``None`` when
-    unknown: the diff is then left out and the summary says what changes)."""
+def approval_view(parked: ParkedApproval, may_answer: bool) -> ApprovalView:
+    """The view of ``parked``: its preview as a diff of the context it was previewed on (left
+    out when that is unknown; the summary then says what changes)."""
     shown = parked.request.to_json()
+    before = parked.request.before
     subject = subject_of_caller(parked.caller)
     agent = who_is(parked.transport)
     caller = f"{agent} of {subject}" if subject else f"{agent} (anonymous)"

@@ -21,6 +21,8 @@
  *     "ended" event of that id on <base>events (or polls every few seconds) and returns the
  *     call's own answer from <base>calls/<id>, so the agent sees one answer and no request
  *     stays open while the person decides.
+ *   - every event of that stream is also dispatched on window as "foldkit-agent:event"
+ *     ({detail: {type}}), so the page's own view can follow the same one stream.
  *
  * The bridge decides nothing: the server validates the input, checks availability,
  * authorizes and audits every call. A failed registration or a failed refresh is recorded
@@ -254,9 +256,18 @@
     return running;
   }
 
+  // Every event of the stream is told to the page too (a page showing the approvals and the
+  // activity refreshes on them), so one tab holds one stream.
+  function tell(ev) {
+    window.dispatchEvent(new CustomEvent("foldkit-agent:event", { detail: { type: ev.type } }));
+  }
+
   function listen() {
     if (typeof EventSource !== "function") return;
     var events = new EventSource(new URL("events", base));
+    ["ready", "change", "approvals", "ended", "activity"].forEach(function (type) {
+      events.addEventListener(type, tell);
+    });
     events.addEventListener("ready", function () { schedule(); });
     events.addEventListener("change", function (ev) {
       var data = {};
@@ -271,8 +282,10 @@
     });
   }
 
-  function start() {
+  // The session's token first: its cookie makes this page's own approvals reach its stream.
+  async function start() {
     schedule();
+    if (!csrf) csrf = await fetchToken();
     listen();
   }
 

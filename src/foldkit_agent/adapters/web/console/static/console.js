@@ -1,25 +1,54 @@
-// The console's behaviour: sign in, live refresh of the server-rendered parts, answers.
-// Every piece of text arrives as HTML the server rendered with Jinja2's autoescaping; this
-// script only swaps those parts in and posts the person's answers (JSON, with the CSRF token).
+// The behaviour of the console and of the person's page: sign in, live refresh of the
+// server-rendered parts, answers. Every piece of text arrives as HTML the server rendered with
+// Jinja2's autoescaping; this script only swaps those parts in and posts the person's answers
+// (JSON, with the CSRF token).
+//
+// The body's data says where things live: data-base (parts, events, sign-in, sign-out),
+// data-answers (where approvals/<key> is posted; default data-base), data-session (where a
+// page without a csrf-token meta reads its token), data-sign-in (where a signed-out page
+// goes), and data-events="bridge" (the changes come from the WebMCP bridge's one event
+// stream, as foldkit-agent:event window events, instead of a stream of this page's own).
 (function () {
   "use strict";
-  var base = document.body.dataset.base;
+  var data = document.body.dataset;
+  var base = data.base;
+  var answers = data.answers || base;
+  var signIn = data.signIn || base + "/sign-in";
 
   function meta(name) {
     var node = document.querySelector('meta[name="' + name + '"]');
     return node ? node.content : null;
   }
 
-  async function post(path, body) {
-    var headers = { "content-type": "application/json" };
-    var token = meta("csrf-token");
-    if (token) headers[meta("csrf-header")] = token;
-    var r = await fetch(base + path, {
-      method: "POST", credentials: "same-origin", headers: headers, body: JSON.stringify(body),
-    });
-    var data = {};
-    try { data = await r.json(); } catch (e) {}
-    return { ok: r.ok, data: data };
+  var csrf = meta("csrf-token") ? { token: meta("csrf-token"), header: meta("csrf-header") } : null;
+
+  async function token() {
+    if (csrf || !data.session) return csrf;
+    try {
+      var r = await fetch(data.session, { credentials: "same-origin", cache: "no-store" });
+      var body = await r.json();
+      if (r.ok && typeof body.csrfToken === "string") csrf = { token: body.csrfToken, header: body.csrfHeader };
+    } catch (e) {}
+    return csrf;
+  }
+
+  async function post(url, body) {
+    for (var attempt = 0; attempt < 2; attempt++) {
+      var headers = { "content-type": "application/json" };
+      var t = await token();
+      if (t) headers[t.header] = t.token;
+      var r = await fetch(url, {
+        method: "POST", credentials: "same-origin", headers: headers, body: JSON.stringify(body),
+      });
+      var got = {};
+      try { got = await r.json(); } catch (e) {}
+      var sc = got.structuredContent;
+      if (r.status === 403 && sc && sc.error === "csrf" && data.session && attempt === 0) {
+        csrf = null; // the session changed: read the token again (nothing was applied)
+        continue;
+      }
+      return { ok: r.ok, data: got, text: (sc && sc.message) || got.error };
+    }
   }
 
   // -- sign-in ---------------------------------------------------------------------------------
@@ -27,17 +56,17 @@
   if (form) {
     form.addEventListener("submit", async function (ev) {
       ev.preventDefault();
-      var got = await post("/sign-in", { token: form.token.value });
+      var got = await post(base + "/sign-in", { token: form.token.value });
       var back = new URLSearchParams(window.location.search).get("next");
       if (got.ok) { window.location.assign(back === "/" ? "/" : got.data.next); return; }
-      form.querySelector(".error").textContent = got.data.error || "Sign-in failed.";
+      form.querySelector(".error").textContent = got.text || "Sign-in failed.";
     });
     return;
   }
   var out = document.getElementById("sign-out");
   if (out) {
     out.addEventListener("click", async function () {
-      var got = await post("/sign-out", {});
+      var got = await post(base + "/sign-out", {});
       window.location.assign(got.data.next || base);
     });
   }
@@ -71,12 +100,14 @@
     if (refreshing) { again = true; return; }
     refreshing = (async function () {
       var r = await fetch(base + "/parts", { credentials: "same-origin", cache: "no-store" });
-      if (r.status === 401) { window.location.assign(base + "/sign-in"); return; }
+      if (r.status === 401) { window.location.assign(signIn); return; }
       if (!r.ok) return;
       var parts = await r.json();
       showApprovals(parts.approvals);
       document.getElementById("activity-body").innerHTML = parts.activity;
       document.getElementById("context-body").innerHTML = parts.context;
+      var tools = document.getElementById("tools-body");
+      if (tools && typeof parts.tools === "string") tools.innerHTML = parts.tools;
     })();
     try { await refreshing; } catch (e) {} finally { refreshing = null; }
     if (again) { again = false; refresh(); }
@@ -99,15 +130,20 @@
       catch (e) { error.textContent = "The input is not valid JSON: " + e.message; return; }
     }
     card.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
-    var got = await post("/approvals/" + encodeURIComponent(button.dataset.key), body);
+    var got = await post(answers + "/approvals/" + encodeURIComponent(button.dataset.key), body);
     if (!got.ok) {
-      error.textContent = got.data.error || "The answer was not taken.";
+      error.textContent = got.text || "The answer was not taken.";
       card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
     }
     refresh();
   });
 
-  var events = new EventSource(base + "/events");
-  events.addEventListener("changed", refresh);
-  events.addEventListener("ready", refresh);
+  if (data.events === "bridge") {
+    window.addEventListener("foldkit-agent:event", refresh);
+    refresh();
+  } else {
+    var events = new EventSource(base + "/events");
+    events.addEventListener("changed", refresh);
+    events.addEventListener("ready", refresh);
+  }
 })();
