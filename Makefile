@@ -1,6 +1,7 @@
 # foldkit-agent: every target installs what it needs on its own.
 #   make demo   the todo app driven by an agent over real MCP
-#   make test   the whole test suite (Python, Node interop peers, headless Chromium,
+#   make test   the whole test suite (Python, Node interop peers, the field check's agent
+#               frameworks in .venv-field, headless Chromium,
 #               a throwaway PostgreSQL cluster, nginx in front of three workers)
 #   make unit   the Python suite without Node peers or Chromium (the fast loop)
 #   make conformance  the MCP specification's server suite against examples/conformance
@@ -11,10 +12,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NODE_STAMP := tests/interop/node_modules/.installed
 CONFORMANCE_STAMP := tests/conformance/node_modules/.installed
+FIELD_VENV := .venv-field
+FIELD_STAMP := $(FIELD_VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 WRK ?= wrk
 
-.PHONY: demo test unit lint format bench soak check install node conformance-node conformance chromium postgres wrk nginx clean
+.PHONY: demo test unit lint format bench soak check install node field conformance-node conformance chromium postgres wrk nginx clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +35,18 @@ $(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
 	touch $(NODE_STAMP)
 
 node: $(NODE_STAMP)
+
+# The field check's agent frameworks whose MCP clients need the mcp 1.x SDK (LangChain's MCP
+# adapters, Google ADK, mcp-use, smolagents, LlamaIndex) cannot share .venv (mcp 2.3): they
+# get a venv of their own, and tests/interop/test_field_check.py runs each as a client process
+# against `foldkit-agent serve` (about 3 minutes to install on a busy 2-core machine).
+$(FIELD_STAMP): tests/interop/field/requirements.txt
+	$(PYTHON) -m venv --clear $(FIELD_VENV)
+	$(FIELD_VENV)/bin/python -m pip install -q --upgrade pip
+	$(FIELD_VENV)/bin/python -m pip install -q -r tests/interop/field/requirements.txt
+	touch $(FIELD_STAMP)
+
+field: $(FIELD_STAMP)
 
 # The conformance suite needs Node 22 (it uses fs.globSync); the `node` npm package brings
 # that Node into tests/conformance/node_modules/.bin, which the suite's test puts first on PATH,
@@ -85,7 +100,7 @@ nginx:
 demo: $(STAMP)
 	$(VENV)/bin/foldkit-agent demo
 
-test: $(STAMP) node conformance-node chromium postgres wrk nginx
+test: $(STAMP) node field conformance-node chromium postgres wrk nginx
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
 
 # Every test that needs a Node peer or Chromium carries the `interop` or `browser` marker
@@ -115,4 +130,4 @@ soak: $(STAMP)
 	$(PY) -m pytest -q -m soak tests/hardening --soak-seconds=60
 
 clean:
-	rm -rf $(VENV) tests/interop/node_modules tests/conformance/node_modules .pytest_cache
+	rm -rf $(VENV) $(FIELD_VENV) tests/interop/node_modules tests/conformance/node_modules .pytest_cache

@@ -5,10 +5,15 @@ defaults. ``delete_todo`` is available only once a todo is selected, so it appea
 
 Every framework here lists the tools once per run and never acts on ``tools/list_changed``
 (pydantic-ai's MCP toolset caches its list, the OpenAI Agents SDK with ``cache_tools_list``,
-the Vercel AI SDK's ``client.tools()``, and a client that lists once). With ``serve``'s default
-listing every capability is listed from the start, each saying when it is available, so the
-run finds ``delete_todo``; with ``--listing available`` the same run cannot (the field reports'
-"tool not found" in ADK, the AI SDK, mcp-use, smolagents, CrewAI and LlamaIndex).
+the Vercel AI SDK's ``client.tools()``, LangChain's, ADK's, mcp-use's, smolagents' and
+LlamaIndex's MCP tools, and a client that lists once). With ``serve``'s default listing every
+capability is listed from the start, each saying when it is available, so the run finds
+``delete_todo``; with ``--listing available`` the same run cannot (the field reports' "tool
+not found"). The runs of LangChain, Google ADK, mcp-use, smolagents and LlamaIndex, whose MCP
+clients need the mcp 1.x SDK, are scripts in ``tests/interop/field/`` run by ``.venv-field``
+(``make field``); they also call ``delete_todo`` too early, and each framework hands its model
+the refusal's ``Refused: `` sentence, marked as an error or not. Google ADK's
+``RemoteA2aAgent`` runs docs/a2a.md's recipe against ``serve --a2a``.
 """
 
 from __future__ import annotations
@@ -184,19 +189,7 @@ def node_env() -> dict[str, str]:
 
 
 async def ai_sdk_run(url: str) -> dict[str, Any]:
-    proc = await asyncio.create_subprocess_exec(
-        "node",
-        str(INTEROP / "ai_sdk_agent.mjs"),
-        url,
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=node_env(),
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()
-    seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
-    return seen
+    return await field_run(["node", str(INTEROP / "ai_sdk_agent.mjs")], url)
 
 
 no_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -231,3 +224,117 @@ async def test_the_vercel_ai_sdk_run_ends_on_tool_not_found_with_listing_availab
             r["tool"] != "delete_todo" or r["error"] for r in seen.get("results", [])
         )
         assert await todos_left(url) == ["t1", "t2"]
+
+
+# -- frameworks on the mcp 1.x SDK, each in .venv-field: LangChain, Google ADK, mcp-use,
+# smolagents, LlamaIndex; and the MCP TypeScript SDK's client -----------------------------
+
+FIELD = INTEROP / "field"
+FIELD_PYTHON = ROOT / ".venv-field" / "bin" / "python"
+FRAMEWORKS = {
+    "langchain": "LangChain (langchain-mcp-adapters, create_agent, GenericFakeChatModel)",
+    "adk": "Google ADK (McpToolset, InMemoryRunner, a scripted BaseLlm)",
+    "mcp_use": "mcp-use (MCPAgent, a scripted LangChain chat model)",
+    "smolagents": "smolagents (ToolCollection.from_mcp, ToolCallingAgent, a scripted Model)",
+    "llamaindex": "LlamaIndex (McpToolSpec, FunctionAgent, MockFunctionCallingLLM)",
+}
+no_field_venv = pytest.mark.skipif(
+    not FIELD_PYTHON.exists(), reason="the field frameworks are not installed: run `make field`"
+)
+
+
+async def field_run(command: list[str], url: str) -> dict[str, Any]:
+    """Run one framework's agent script against ``url``; the JSON line it printed last."""
+    proc = await asyncio.create_subprocess_exec(
+        *command,
+        url,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=node_env(),
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return seen
+
+
+def framework_command(framework: str) -> list[str]:
+    if framework == "ts_sdk":
+        return ["node", str(INTEROP / "ts_sdk_agent.mjs")]
+    return [str(FIELD_PYTHON), str(FIELD / f"{framework}_agent.py")]
+
+
+EARLY = (
+    "Refused: 'delete_todo' is not available in the application's current state; it is "
+    f"available only when {SELECTED}."
+)
+"""How the refusal of the too-early call starts, in whatever each framework hands its model."""
+DROPS_IS_ERROR = {"llamaindex", "mcp_use", "smolagents"}
+"""Frameworks whose tool result does not mark a refusal as an error: the text carries it
+(mcp-use wraps it in a client-side RuntimeError and traceback, LlamaIndex in the result's repr)."""
+
+
+@pytest.mark.interop
+@no_field_venv
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+async def test_each_framework_is_refused_too_early_then_selects_and_deletes(
+    framework: str,
+) -> None:
+    async with served() as url:
+        seen = await field_run(framework_command(framework), url)
+        # delete_todo offered before it is available (mcp-use adds the resources as tools)
+        assert {"delete_todo", "select_todo"} <= set(seen["offered"][0]), seen
+        marked = framework not in DROPS_IS_ERROR
+        assert [(r["tool"], r["error"]) for r in seen["results"]] == [
+            ("delete_todo", marked),
+            ("select_todo", False),
+            ("delete_todo", False),
+        ], seen
+        assert EARLY in seen["results"][0]["text"]
+        assert seen["text"] == "done"
+        assert await todos_left(url) == ["t2"]
+
+
+@pytest.mark.interop
+@no_node
+@no_ai_sdk
+async def test_the_mcp_typescript_sdk_client_is_refused_too_early_then_selects_and_deletes() -> (
+    None
+):
+    async with served() as url:
+        seen = await field_run(framework_command("ts_sdk"), url)
+        assert seen["offered"] == [["delete_todo", "select_todo"]] * 3  # one listing
+        assert [(r["tool"], r["error"]) for r in seen["results"]] == [
+            ("delete_todo", True),
+            ("select_todo", False),
+            ("delete_todo", False),
+        ]
+        assert seen["results"][0]["text"].startswith(EARLY)
+        assert seen["text"] == "done"
+        assert await todos_left(url) == ["t2"]
+
+
+# -- Google ADK's RemoteA2aAgent over A2A: docs/a2a.md's recipe, run ------------------------
+
+
+@pytest.mark.interop
+@no_field_venv
+async def test_adk_remote_a2a_agents_name_their_skill_and_select_then_delete() -> None:
+    """One ``RemoteA2aAgent`` per skill, each naming it with ADK's request-metadata hook;
+    the one with input sends it as a data part (docs/a2a.md). Without the hook, ADK's run ends
+    on the refusal that lists the skills and shows how to name one."""
+    async with serve_process(TARGET, "--mcp", "http", "--a2a") as origin:
+        seen = await field_run([str(FIELD_PYTHON), str(FIELD / "adk_a2a_agent.py")], origin)
+        assert seen["no_skill_named"]["error"] == (
+            "A2A request failed: Refused: name the skill to run (this agent runs one skill per "
+            "message, and nothing was run). Its skills: select_todo, delete_todo. Set "
+            'metadata[\'https://foldkit-agent.dev/a2a/skills/v1\'] = {"skill": "select_todo"} '
+            "on the request or the message, and send the skill's input as one data part (its "
+            "schema is on the agent card's skill)."
+        )
+        selected, deleted = seen["select_todo"], seen["delete_todo"]
+        assert selected["state"] == deleted["state"] == "TASK_STATE_COMPLETED"
+        assert selected["result"]["message"] == {"_tag": "SelectedTodo", "id": "t1"}
+        assert deleted["result"]["message"] == {"_tag": "DeletedSelected"}
+        assert await todos_left(f"{origin}/mcp") == ["t2"]
