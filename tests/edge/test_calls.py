@@ -280,3 +280,40 @@ async def test_a_signal_the_transport_gives_aborts_its_parked_call() -> None:
         assert (outcome.kind, outcome.data["_tag"]) == ("refused", "AgentCancelledError")
         assert running.host.model().items == ("milk",)
         assert (len(calls), len(calls.waiting)) == (0, 0)
+
+
+async def test_a_reask_call_edited_by_its_person_is_parked_again_under_a_new_key() -> None:
+    calls = CallsInFlight(CAPS)
+    async with shelf("milk") as (running, rt):
+        request = _request("principal:a", reask=True)
+        got = await calls.run(rt, "note", {"text": "first"}, request)
+        assert isinstance(got, ParkedApproval)
+        edited = Approval(approved=True, input={"text": "second"})
+        again = await calls.follow(got.key, "principal:a", "note", edited)
+        assert isinstance(again, ParkedApproval)
+        assert again.key != got.key  # a request_state answers one question only
+        assert (again.request.asks, again.request.input) == (2, {"text": "second"})
+        assert running.host.model().note == ""  # nothing sent before the second answer
+        done = await calls.follow(again.key, "principal:a", "note", Approval(approved=True))
+        assert isinstance(done, Outcome)
+        assert done.ok
+        await running.settled()
+        assert running.host.model().note == "second"
+        assert (len(calls.waiting), len(calls.parked)) == (0, 0)
+
+
+async def test_a_call_answered_elsewhere_tells_its_own_caller_where_the_answer_led() -> None:
+    calls = CallsInFlight(CAPS)
+    async with shelf("milk") as (running, rt):
+        got = await calls.run(rt, "remove_item", {"title": "milk"}, _request("principal:a"))
+        assert isinstance(got, ParkedApproval)
+        said = Approval(approved=False, by="ann", message="keep the milk")
+        assert calls.answer(got.key, "principal:a", None, said) is got  # the console's answer
+        # the caller's own later answer is not used: the first answer counts
+        assert await calls.follow(got.key, "principal:b", None, Approval(approved=True)) is None
+        told = await calls.follow(got.key, "principal:a", None, Approval(approved=True))
+        assert isinstance(told, Outcome)
+        assert (told.kind, told.data["reason"]) == ("refused", "declined")
+        assert "They said: 'keep the milk'." in told.text
+        assert running.host.model().items == ("milk",)
+        assert await calls.follow(got.key, "principal:a", None, Approval(approved=True)) is None

@@ -11,6 +11,11 @@ bounded in number, per caller and in all; :class:`~foldkit_agent.edge.calls.Call
 parks its calls here and counts them within the caps on calls waiting for a person, the same
 for every transport. An entry leaves when its call ends: answered, timed out by the runtime's
 ``approval_timeout``, or cancelled.
+
+Whoever answers (the caller on its own transport, or a person at the console), the call's
+next step is the entry's :attr:`ParkedApproval.next`: the call's outcome, or its next question
+parked anew (asked again because the Model changed, or with the person's edited input), so the
+transport's caller is told that answer on its next request.
 """
 
 from __future__ import annotations
@@ -20,10 +25,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, Approver
+from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull
 from .callers import DEFAULT_WAITING, DEFAULT_WAITING_PER_CALLER
 
-__all__ = ["Asked", "ParkedApproval", "ParkedApprovals", "ParkedWatcher"]
+__all__ = [
+    "MESSAGE_MAX",
+    "Asked",
+    "Asking",
+    "ParkedApproval",
+    "ParkedApprovals",
+    "ParkedWatcher",
+    "declined",
+]
+
+MESSAGE_MAX = 2000
+"""The longest message a person's decline carries to the agent, in characters."""
 
 Asked = asyncio.Future[tuple[ApprovalRequest, asyncio.Future[Approval]]]
 """Set when the runtime asks the per-call approver: the request and where its answer goes."""
@@ -31,6 +47,48 @@ Asked = asyncio.Future[tuple[ApprovalRequest, asyncio.Future[Approval]]]
 ParkedWatcher = Callable[["ParkedApproval", bool], None]
 """``(parked, still_waiting)``: told when a call is parked (``True``) and when it leaves
 (``False``); called on the event loop, and it must not raise."""
+
+
+def declined(message: Any, by: str | None) -> Approval:
+    """A decline by ``by``, carrying ``message`` to the agent when it is text with something
+    in it (stripped, cut to :data:`MESSAGE_MAX` characters); any other value carries none.
+
+    Example:
+        >>> declined("  only the done ones ", "alice")
+        Approval(approved=False, by='alice', message='only the done ones', input=None)
+    """
+    said = message.strip()[:MESSAGE_MAX] if isinstance(message, str) else ""
+    return Approval(approved=False, by=by, message=said or None)
+
+
+class Asking:
+    """A per-call approver that hands each question over as the runtime asks it.
+
+    Each question, with the future its :class:`Approval` goes to, is set on :attr:`asked`,
+    and a fresh :attr:`asked` is made ready at once for the next question (asked again after
+    the Model changed, or about edited input). When the runtime withdraws a question (timeout,
+    cancellation) its answer future is cancelled.
+
+    Attributes:
+        asked: set to ``(request, answer)`` when the runtime asks the next question.
+    """
+
+    __slots__ = ("_loop", "asked")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.asked: Asked = self._loop.create_future()
+
+    async def __call__(self, request: ApprovalRequest) -> Approval:
+        answer: asyncio.Future[Approval] = self._loop.create_future()
+        asked, self.asked = self.asked, self._loop.create_future()
+        if not asked.done():
+            asked.set_result((request, answer))
+        try:
+            return await answer
+        finally:
+            if not answer.done():
+                answer.cancel()
 
 
 @dataclass
@@ -48,6 +106,10 @@ class ParkedApproval:
         transport: ``Invocation.transport`` of the call (``"mcp"``, ``"a2a"``, ``"webmcp"``).
         caller: whose caps it counts against (:func:`~.callers.caller_key`'s
             ``"principal:<subject>"``, a page's ``"page-user:<id>"``, ``"anonymous"``).
+        next: the call's next step once answered (set by
+            :class:`~foldkit_agent.edge.calls.CallsInFlight` when it parks the call): its
+            :class:`~foldkit_agent.runtime.Outcome`, or the :class:`ParkedApproval` of the
+            next question it asked; ``None`` until set.
     """
 
     key: str
@@ -58,6 +120,12 @@ class ParkedApproval:
     answer: asyncio.Future[Approval]
     transport: str = ""
     caller: str = ""
+    next: asyncio.Future[Any] | None = None
+
+    def answerable_by(self, owner: str | None, capability: str | None = None) -> bool:
+        """Whether ``owner`` may answer this call (it is theirs), and, if ``capability`` is
+        given, it is a call of that capability."""
+        return self.owner == owner and capability in (None, self.capability)
 
     def decide(self, approval: Approval) -> bool:
         """Hand the call its answer; ``False`` when it had already ended or been answered."""
@@ -76,10 +144,11 @@ class ParkedApprovals:
     within the caps on calls waiting for a person); adapters reach it through that.
 
     Example:
-        >>> approver, asked = parked.asker()
-        >>> task = asyncio.ensure_future(rt.call(name, payload, Invocation(approver=approver)))
-        >>> ...  # once `asked` is done and the task still runs:
-        >>> parked.park(key, name, owner, task, *asked.result())
+        >>> asking = Asking()
+        >>> task = asyncio.ensure_future(rt.call(name, payload, Invocation(approver=asking)))
+        >>> question = asking.asked
+        >>> ...  # once `question` is done and the task still runs:
+        >>> parked.park(key, name, owner, task, *question.result())
     """
 
     def __init__(
@@ -110,29 +179,6 @@ class ParkedApprovals:
         self._watchers.append(watcher)
         return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
-    @staticmethod
-    def asker() -> tuple[Approver, Asked]:
-        """A per-call approver, and the future it sets when the runtime asks it.
-
-        The approver hands the request over (through ``asked``) and waits for the answer that
-        :meth:`ParkedApproval.decide` later puts on the second future. When the runtime
-        withdraws the question (timeout, cancellation) the answer future is cancelled.
-        """
-        loop = asyncio.get_running_loop()
-        asked: Asked = loop.create_future()
-
-        async def approve(request: ApprovalRequest) -> Approval:
-            answer: asyncio.Future[Approval] = loop.create_future()
-            if not asked.done():
-                asked.set_result((request, answer))
-            try:
-                return await answer
-            finally:
-                if not answer.done():
-                    answer.cancel()
-
-        return approve, asked
-
     def park(
         self,
         key: str,
@@ -161,6 +207,11 @@ class ParkedApprovals:
         """The parked call under ``key``, whoever's it is (left in place), else ``None``."""
         return self._parked.get(key)
 
+    def question(self, key: str, owner: str | None) -> ApprovalRequest | None:
+        """What the call under ``key`` asks, when it is ``owner``'s; else ``None``."""
+        parked = self._parked.get(key)
+        return parked.request if parked is not None and parked.answerable_by(owner) else None
+
     def all(self) -> list[ParkedApproval]:
         """Every parked call, oldest first."""
         return list(self._parked.values())
@@ -184,9 +235,7 @@ class ParkedApprovals:
         """The parked call under ``key``, taken out, when it is ``owner``'s (and, if given, a
         call of ``capability``); else ``None``, and the entry stays for its own caller."""
         parked = self._parked.get(key)
-        if parked is None or parked.owner != owner:
-            return None
-        if capability is not None and parked.capability != capability:
+        if parked is None or not parked.answerable_by(owner, capability):
             return None
         del self._parked[key]
         for watcher in self._watchers:

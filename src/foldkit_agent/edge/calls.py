@@ -47,6 +47,12 @@ Example (an adapter's whole call path)::
         answer_now(got)                              # an Outcome
     ...
     outcome = await calls.resume(key, owner, "delete_todo", Approval(approved=True, by="ann"))
+
+A transport that can put a second question on a later request (``CallRequest(reask=True)``:
+2026-era MCP's next ``InputRequiredResult``, A2A's task back in ``INPUT_REQUIRED``) answers
+with :meth:`CallsInFlight.follow`, whose answer is the call's outcome or its next question,
+parked anew; so does a caller whose parked call a person answered first elsewhere (the
+console): the first answer counts, and the caller is told where it led.
 """
 
 from __future__ import annotations
@@ -55,9 +61,10 @@ import asyncio
 import inspect
 import logging
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import anyio
 
@@ -66,7 +73,7 @@ from ..contract.calls import Invocation, draft_class, new_invocation_id
 from ..runtime.approve import ONE_QUESTION
 from ..runtime.bound import AgentRuntime
 from ..runtime.outcome import REFUSED, Outcome
-from .approvals import Asked, ParkedApproval, ParkedApprovals
+from .approvals import Asking, ParkedApproval, ParkedApprovals
 from .callers import ANONYMOUS, DEFAULT_CALLER_LIMITS, CallerLimits, CapReached, Slot, Slots
 from .disconnect import WATCH, Watch
 from .progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done
@@ -95,6 +102,12 @@ caller, so that caller's share is the whole."""
 PARK: Final = "park"
 """``CallRequest.ask``: a person is asked across requests; the call waits parked meanwhile."""
 
+MAX_ANSWERED: Final = 1024
+"""Parked calls answered whose caller has not come back for the answer yet (answered at the
+console, say), kept so its next request is told where the answer led; the oldest go first."""
+
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True, slots=True)
 class CallRequest:
@@ -121,6 +134,10 @@ class CallRequest:
         interval: seconds between beats.
         idempotency_key: ``Invocation.idempotency_key``, as the transport read it off its
             wire (``None``: the call has none).
+        reask: with ``ask=PARK``, the transport can put a second question on a later request,
+            so the call may be asked again (the Model changed, the person edited the input);
+            otherwise such a call is refused as ``"stale"`` at the first change. A second
+            question waits under ``key`` again when one was given, else under a new token.
     """
 
     transport: str
@@ -135,6 +152,7 @@ class CallRequest:
     beat: Beat | None = None
     interval: float = DEFAULT_PROGRESS_INTERVAL
     idempotency_key: str | None = None
+    reask: bool = False
 
 
 class CallsInFlight:
@@ -172,6 +190,7 @@ class CallsInFlight:
         )
         # bounded by `waiting` above: its own caps are only a backstop
         self.parked = ParkedApprovals(per_caller=limits.waiting, total=limits.waiting)
+        self._answered: OrderedDict[str, ParkedApproval] = OrderedDict()
         self._signals: dict[asyncio.Future[Outcome], tuple[str, asyncio.Event]] = {}
         self.started = 0
         self.rates = RateLimits() if rates is None else rates
@@ -221,12 +240,12 @@ class CallsInFlight:
                 place[0].release()
         signal = request.signal or asyncio.Event()
         ask = request.ask
-        asked: Asked | None = None
+        asking: Asking | None = None
         if ask == PARK:
-            ask, asked = ParkedApprovals.asker()
+            ask = asking = Asking()
         approver = None if ask is None else self._counted(ask, request.caller, place)
-        if asked is not None:
-            # a parked call's answer ends its exchange: it cannot be asked a second question
+        if asking is not None and not request.reask:
+            # this parked call's answer ends its exchange: no second question can follow
             setattr(approver, ONE_QUESTION, True)
         invocation = _invocation(request, signal, approver)
         call = asyncio.ensure_future(rt.call(name, payload, invocation))
@@ -240,19 +259,48 @@ class CallsInFlight:
             place[0].release()
 
         call.add_done_callback(ended)
+        asked = None if asking is None else asking.asked
         outcome = await settle(call, signal, asked, request.beat, request.interval)
         if outcome is not None:
             return outcome
-        assert asked is not None  # settle() returns None only once the call asked
+        assert asking is not None  # settle() returns None only once the call asked
+        assert asked is not None
+        return await self._park(call, name, request, asking, asked)
+
+    async def _park(
+        self,
+        call: asyncio.Future[Outcome],
+        name: str,
+        request: CallRequest,
+        asking: Asking,
+        asked: asyncio.Future[Any],
+    ) -> Outcome | ParkedApproval:
+        """Park ``call``'s question (``asked``'s) under its key; its :attr:`next` step is
+        followed from now on, whoever answers."""
         question, answer = asked.result()
         key = request.key or secrets.token_urlsafe(32)
         parked = self.parked.park(
             key, name, request.owner, call, question, answer, request.transport, request.caller
         )
-        if parked is not None:
-            return parked
-        answer.set_exception(RuntimeError("the call could not be parked: its key is taken"))
-        return await self.settle(call, request.beat, request.interval)
+        if parked is None:
+            answer.set_exception(RuntimeError("the call could not be parked: its key is taken"))
+            return await self.settle(call, request.beat, request.interval)
+        parked.next = after = asyncio.ensure_future(self._then(call, name, request, asking))
+        after.add_done_callback(_retrieved)
+        return parked
+
+    async def _then(
+        self, call: asyncio.Future[Outcome], name: str, request: CallRequest, asking: Asking
+    ) -> Outcome | ParkedApproval:
+        """What a parked call does once answered: its outcome, or its next question, parked
+        (only a ``reask`` call asks one)."""
+        entry = self._signals.get(call)
+        signal = entry[1] if entry is not None else asyncio.Event()
+        asked = asking.asked
+        outcome = await settle(call, signal, asked)
+        if outcome is not None:
+            return outcome
+        return await self._park(call, name, request, asking, asked)
 
     def _counted(self, ask: Approver, caller: str, place: list[Slot]) -> Approver:
         """``ask``, once the call has moved its ``place`` among the calls waiting for a
@@ -281,6 +329,10 @@ class CallsInFlight:
         parked = self.parked.take(key, owner, capability)
         if parked is not None:
             parked.decide(approval)
+            self._answered[key] = parked
+            self._answered.move_to_end(key)
+            while len(self._answered) > MAX_ANSWERED:
+                self._answered.popitem(last=False)
         return parked
 
     async def resume(
@@ -289,7 +341,42 @@ class CallsInFlight:
         """:meth:`answer`, then :meth:`settle` the call: its outcome, or ``None`` when no call
         of ``owner`` waits under ``key``."""
         parked = self.answer(key, owner, capability, approval)
+        if parked is not None:
+            self._answered.pop(key, None)
         return None if parked is None else await self.settle(parked.task)
+
+    async def follow(
+        self, key: str, owner: str | None, capability: str | None, approval: Approval
+    ) -> Outcome | ParkedApproval | None:
+        """:meth:`answer`, then the call's next step (:meth:`next_of`): its outcome, or its
+        next question parked anew (a ``reask`` call).
+
+        When someone else answered the call first (a person at the console), ``approval`` is
+        not used: the first answer counts, and this tells ``owner`` where it led. ``None``
+        when no call of ``owner`` (and ``capability``, if given) waits or was answered under
+        ``key``.
+        """
+        parked = self.answer(key, owner, capability, approval) or self._answered.get(key)
+        if parked is None or not parked.answerable_by(owner, capability):
+            return None
+        del self._answered[key]
+        return await self.next_of(parked)
+
+    async def next_of(self, parked: ParkedApproval) -> Outcome | ParkedApproval:
+        """Wait for the next step of ``parked`` once answered (see :meth:`follow`).
+
+        Raises:
+            asyncio.CancelledError: the waiter was cancelled; the call was aborted through
+                its signal and has answered before this propagates.
+        """
+        after = parked.next
+        if after is None:  # not parked by run(): nothing to follow but the call itself
+            return await self.settle(parked.task)
+        entry = self._signals.get(parked.task)
+        signal = entry[1] if entry is not None else asyncio.Event()
+        got = await settle(after, signal)
+        assert got is not None  # settle() without `asked` always has an answer
+        return got
 
     async def settle(
         self,
@@ -359,13 +446,19 @@ def _invocation(
     return inv
 
 
+def _retrieved(after: asyncio.Future[Any]) -> None:
+    """A parked call's next step nobody came for: its failure is retrieved, not warned of."""
+    if not after.cancelled():
+        after.exception()
+
+
 async def settle(
-    call: asyncio.Future[Outcome],
+    call: asyncio.Future[_T],
     signal: asyncio.Event,
     asked: asyncio.Future[Any] | None = None,
     beat: Beat | None = None,
     interval: float = DEFAULT_PROGRESS_INTERVAL,
-) -> Outcome | None:
+) -> _T | None:
     """Wait for ``call`` to answer; with ``asked``, return ``None`` once it asked for approval.
 
     What :meth:`CallsInFlight.run` and :meth:`CallsInFlight.settle` wait with.
@@ -373,8 +466,8 @@ async def settle(
     Args:
         call: the call's task; never cancelled here, only aborted through ``signal``.
         signal: the invocation's cancel signal.
-        asked: set when the call's approver is asked (``ParkedApprovals.asker()``): the call
-            then keeps running, parked, and ``None`` is returned.
+        asked: set when the call's approver is asked (:attr:`~.approvals.Asking.asked`): the
+            call then keeps running, parked, and ``None`` is returned.
         beat: a sign of life every ``interval`` seconds while the call waits (MCP
             ``notifications/progress``, A2A ``WORKING``), none after it ended.
         interval: seconds between beats.

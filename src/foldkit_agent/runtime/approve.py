@@ -45,8 +45,9 @@ WITHDRAW_GRACE = 1.0
 
 ONE_QUESTION = "foldkit_one_question"
 """The attribute a transport sets (to ``True``) on an approver that can put one question
-only (a call parked between requests: its answer ends the exchange). When the Model changes
-under such a question, the call is refused as stale instead of re-asked."""
+only (a call parked between requests whose answer ends the exchange, as the page's does).
+When the Model changes under such a question, the call is refused as stale instead of
+re-asked; a transport that can carry a second question (2026-era MCP, A2A) leaves it unset."""
 
 MAX_ASKS = 3
 """How many times one call asks its person at most (a re-ask after a change, edits)."""

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from foldkit_agent.adapters.mcp import mcp_server
-from foldkit_agent.adapters.mcp.approval import APPROVE_SCHEMA, INPUT_KEY
+from foldkit_agent.adapters.mcp.approval import INPUT_KEY
 from foldkit_agent.edge.callers import CallerLimits
 from foldkit_agent.edge.calls import CallsInFlight
 from tests.support.approval_app import shelf
@@ -56,7 +56,17 @@ async def test_an_approved_elicitation_dispatches_the_message_it_showed(mode: st
         assert result.is_error is False
         assert running.host.model().items == ("eggs",)
         (asked,) = person.asked
-        assert asked.requested_schema == APPROVE_SCHEMA
+        schema = asked.requested_schema
+        assert (schema["required"], list(schema["properties"])) == (
+            ["approve"],
+            ["approve", "message", "title"],
+        )
+        assert schema["properties"]["title"] == {
+            "type": "string",
+            "title": "Title",
+            "description": "Change it to send the call with your value instead",
+            "default": "milk",
+        }
         assert asked.message.splitlines() == [
             "Approve remove_item?",
             "Remove an item from the shelf",

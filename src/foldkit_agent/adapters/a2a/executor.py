@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -50,12 +50,12 @@ from .auth import CREDENTIALS_KEY, A2ACaller
 from .errors import ours
 from .publish import (
     agent_message,
-    cancelled,
     end_early,
     new_task,
     progress_beat,
     publish,
     quietly,
+    stored_end,
     unavailable,
 )
 from .request import idempotency_key, known, skill_name
@@ -88,6 +88,7 @@ class _Run:
     parked: ParkedApproval | None = None  # waiting for a person in INPUT_REQUIRED
     cancelling: bool = False  # tasks/cancel arrived: cancel() records the end
     resumed: bool = False  # a follow-up answered the approval: it publishes the end
+    schema: JsonSchema | None = None  # the capability's input schema (an edit's integers)
 
 
 class CapabilityExecutor(AgentExecutor):
@@ -158,6 +159,7 @@ class CapabilityExecutor(AgentExecutor):
             name = skill_name(context.metadata, context.message)
             runtime = await self._resolve(context.call_context)
             cap, payload = await self._decoded(runtime, name, context)
+            run.schema = cap.input_schema
             if cap.scopes and await self._lacks_scope(runtime, cap, context, event_queue, run):
                 return None
             await _submitted(context, event_queue, run)
@@ -241,32 +243,48 @@ class CapabilityExecutor(AgentExecutor):
             interval=self._interval,
             signal=run.signal,
             idempotency_key=idempotency_key(context.metadata, context.message),
+            reask=True,  # the task can go back to INPUT_REQUIRED with a second question
         )
 
     async def _park(self, context: RequestContext, run: _Run, parked: ParkedApproval) -> None:
-        """The call asks a person: the task waits in ``INPUT_REQUIRED``; its end is recorded
-        by the follow-up that answers it, by ``tasks/cancel``, or here once it times out."""
-        run.parked = parked
-        call_context = context.call_context
-        parked.task.add_done_callback(lambda call: self._ended_waiting(run, call_context, call))
+        """The call asks a person: the task waits in ``INPUT_REQUIRED``; what follows is
+        published by the follow-up that answers it, recorded by ``tasks/cancel``, or written
+        to the store here when the answer came from elsewhere (the console) or none came."""
+        self._waiting(run, context.call_context, parked)
         await run.updater.requires_input(approval_message(run.updater, parked.request))
 
+    def _waiting(self, run: _Run, call_context: ServerCallContext, parked: ParkedApproval) -> None:
+        """``run`` waits on ``parked``; follow its next step (:meth:`_followed`)."""
+        run.parked, run.resumed = parked, False
+        if parked.next is not None:
+            parked.next.add_done_callback(lambda after: self._followed(run, call_context, after))
+
     async def _resume(self, context: RequestContext, updater: TaskUpdater) -> None:
-        """The follow-up on a task in ``INPUT_REQUIRED``: hand the answer over, then finish."""
+        """The follow-up on a task in ``INPUT_REQUIRED``: hand the answer over, then finish,
+        or ask the next question."""
         call_context = context.call_context
         run = self._runs[updater.task_id]
         approval = answer_in(
             context.message, approver_name(owner_of(call_context, CREDENTIALS_KEY))
         )
+        if approval.input is not None and run.schema is not None:
+            edited = integers_from_doubles(approval.input, run.schema)
+            approval = replace(approval, input=edited)
+        run.resumed = True  # before the answer: its next step is published here
         parked = self.calls.answer(updater.task_id, _owner(call_context), None, approval)
         if parked is None:
+            run.resumed = False
             # Not this caller's task to answer (the SDK's owner-scoped store normally stops
             # that earlier): leave the task as it is for its own caller.
             raise InvalidParamsError(message="This task is not waiting for your approval.")
         run.updater = updater
-        run.resumed = True
         await quietly(updater.start_work())
-        await publish(updater, await self.calls.settle(parked.task))
+        got = await self.calls.next_of(parked)
+        if isinstance(got, ParkedApproval):
+            self._waiting(run, call_context, got)
+            await updater.requires_input(approval_message(updater, got.request))
+            return
+        await publish(updater, got)
 
     async def _unavailable(
         self,
@@ -323,30 +341,39 @@ class CapabilityExecutor(AgentExecutor):
         if self._runs.get(task_id) is run:
             del self._runs[task_id]
 
-    def _ended_waiting(
-        self, run: _Run, call_context: ServerCallContext, call: asyncio.Future[Any]
+    def _followed(
+        self, run: _Run, call_context: ServerCallContext, after: asyncio.Future[Any]
     ) -> None:
-        """A parked call ended. Unless a follow-up resumed it (it then publishes the end) or
-        ``tasks/cancel`` records it, write the task's end (approval timed out) to the store:
-        the request that parked it has returned, so no event queue is left to publish on."""
-        self._ended(run.updater.task_id, run)
-        if run.resumed or run.cancelling or self._task_store is None or call.cancelled():
+        """A parked call's next step after its answer: its end, or its next question. Unless
+        a follow-up answered it (it then publishes) or ``tasks/cancel`` records it, write it
+        to the store (answered at the console, or the approval timed out): the request that
+        parked it has returned, so no event queue is left to publish on."""
+        got = None if after.cancelled() or after.exception() is not None else after.result()
+        if isinstance(got, ParkedApproval):
+            if run.resumed or run.parked is got:
+                return
+            self._waiting(run, call_context, got)
+        else:
+            self._ended(run.updater.task_id, run)
+        if got is None or run.resumed or run.cancelling or self._task_store is None:
             return
-        task = asyncio.ensure_future(self._record_unanswered(run, call_context, call.result()))
+        task = asyncio.ensure_future(self._record(run, call_context, got))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
 
     async def settled(self) -> None:
         """Wait until no call is waiting for approval and every recorded end is stored."""
         while waiting := {
-            *(r.parked.task for r in self._runs.values() if r.parked is not None),
+            *(r.parked.next or r.parked.task for r in self._runs.values() if r.parked),
             *self._writes,
         }:
             await asyncio.wait(waiting)
 
-    async def _record_unanswered(
-        self, run: _Run, call_context: ServerCallContext, outcome: Outcome
+    async def _record(
+        self, run: _Run, call_context: ServerCallContext, got: Outcome | ParkedApproval
     ) -> None:
+        """Write a waiting task's next state to the store: its end, or ``INPUT_REQUIRED``
+        again with the next question."""
         store = self._task_store
         assert store is not None
         task_id = run.updater.task_id
@@ -354,14 +381,13 @@ class CapabilityExecutor(AgentExecutor):
             task = await store.get(task_id, call_context)
             if task is None or task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
                 return  # resumed (the follow-up publishes the end) or already ended
-            state = (
-                TaskState.TASK_STATE_CANCELED
-                if cancelled(outcome)
-                else TaskState.TASK_STATE_REJECTED
-            )
-            message = agent_message(run.updater, outcome.text, dict(outcome.data))
-            task.status.CopyFrom(TaskStatus(state=state, message=message))
-            task.status.timestamp.GetCurrentTime()
+            if isinstance(got, ParkedApproval):
+                message = approval_message(run.updater, got.request)
+                state = TaskState.TASK_STATE_INPUT_REQUIRED
+                task.status.CopyFrom(TaskStatus(state=state, message=message))
+                task.status.timestamp.GetCurrentTime()
+            else:
+                stored_end(task, run.updater, got)
             await store.save(task, call_context)
         except Exception:
             _log.warning("could not record the end of task %s", task_id, exc_info=True)

@@ -9,6 +9,7 @@ a cancellation ``CANCELED``; a refusal ``REJECTED``; a failure, an unknown outco
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Awaitable, Mapping
 from contextlib import suppress
 from typing import Any
@@ -17,7 +18,7 @@ from a2a.helpers import new_data_part, new_text_part
 from a2a.server.agent_execution import RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types import Message, Part, Task, TaskState, TaskStatus
+from a2a.types import Artifact, Message, Part, Task, TaskState, TaskStatus
 
 from ...contract.declare import Capability
 from ...edge.progress import Beat, waiting_text
@@ -35,6 +36,7 @@ __all__ = [
     "progress_beat",
     "publish",
     "quietly",
+    "stored_end",
     "unavailable",
 ]
 
@@ -77,6 +79,22 @@ async def publish(updater: TaskUpdater, outcome: Outcome) -> None:
         await updater.complete()
         return
     await finish(updater, ended_state(outcome), outcome)
+
+
+def stored_end(task: Task, updater: TaskUpdater, outcome: Outcome) -> None:
+    """Write :func:`publish`'s end for ``outcome`` into a stored ``task`` (for a call that
+    ended while no request of its caller was open to publish it on: answered at the console,
+    timed out)."""
+    if outcome.ok:
+        result = Artifact(
+            artifact_id=str(uuid.uuid4()), name="result", parts=[new_data_part(outcome.data)]
+        )
+        task.artifacts.append(result)
+        task.status.CopyFrom(TaskStatus(state=TaskState.TASK_STATE_COMPLETED))
+    else:
+        message = agent_message(updater, outcome.text, dict(outcome.data))
+        task.status.CopyFrom(TaskStatus(state=ended_state(outcome), message=message))
+    task.status.timestamp.GetCurrentTime()
 
 
 async def finish(updater: TaskUpdater, state: TaskState, outcome: Outcome) -> None:

@@ -2,9 +2,11 @@
 
 A capability declared with ``confirm`` needs a person's approval. An MCP client that declared
 the ``elicitation`` capability can ask its user; the adapter then asks with a form-mode
-elicitation of one boolean field, ``approve``, whose message is the request's text (the
-Message and the preview of what it changes). A client that declared nothing gets no approver,
-so the runtime refuses the call as ``"unavailable"``: never a silent approval.
+elicitation (:func:`approve_schema`) whose message is the request's text (the Message and the
+preview of what it changes): a boolean ``approve``, a text ``message`` the agent receives when
+the person declines, and each input field that is a string, number or boolean, filled with the
+agent's value, for the person to change before approving. A client that declared nothing gets
+no approver, so the runtime refuses the call as ``"unavailable"``: never a silent approval.
 
 How the question travels depends on the era (protocol notes §1.0):
 
@@ -16,10 +18,14 @@ How the question travels depends on the era (protocol notes §1.0):
   ``request_state``. The invocation itself stays in flight in between, parked
   (:mod:`foldkit_agent.edge.approvals`) under an unguessable single-use token bound to the
   caller, so the Message approved is the one dispatched.
-  A parked call that is never resumed is refused by the runtime's approval timeout.
+  A parked call that is never resumed is refused by the runtime's approval timeout. When the
+  call asks again (the Model changed while the person decided, or they edited the input), the
+  answer is another ``InputRequiredResult`` with a new ``request_state``.
 
-Only ``accept`` with ``{"approve": true}`` approves; ``decline``, ``cancel``, a missing or
-malformed answer all decline.
+Only ``accept`` with ``"approve": true`` (the JSON ``true``) approves; a changed input field
+approves the call with that value (decoded strictly again, and the person asked once more with
+its preview). ``decline``, ``cancel``, ``"approve": false`` (with its ``message``, if any), a
+field the form does not have, a missing or malformed answer all decline.
 """
 
 from __future__ import annotations
@@ -32,12 +38,15 @@ from mcp.server import ServerRequestContext
 from mcp.server.request_state import authenticated_principal
 
 from ...contract.approval import Approval, ApprovalRequest, Approver
+from ...contract.visible import visible
+from ...edge.approvals import MESSAGE_MAX, declined
 
 __all__ = [
     "APPROVE_FIELD",
-    "APPROVE_SCHEMA",
     "INPUT_KEY",
+    "MESSAGE_FIELD",
     "answer_of",
+    "approve_schema",
     "approver_name",
     "can_elicit",
     "elicit_request",
@@ -48,22 +57,72 @@ __all__ = [
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
 
 APPROVE_FIELD = "approve"
+MESSAGE_FIELD = "message"
 INPUT_KEY = "foldkit/approval"
 """The key of the elicitation in a modern-era ``InputRequiredResult.input_requests``."""
 
-APPROVE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        APPROVE_FIELD: {
-            "type": "boolean",
-            "title": "Approve",
-            "description": "Send this request to the application",
-            "default": False,
-        }
+_ANSWER_FIELDS: dict[str, Any] = {
+    APPROVE_FIELD: {
+        "type": "boolean",
+        "title": "Approve",
+        "description": "Send this request to the application",
+        "default": False,
     },
-    "required": [APPROVE_FIELD],
+    MESSAGE_FIELD: {
+        "type": "string",
+        "title": "Message to the agent",
+        "description": "If you decline: what the agent should know or do instead (optional)",
+        "maxLength": MESSAGE_MAX,
+    },
 }
-"""The form a person answers: one boolean, ``approve``."""
+
+_JSON_TYPES: tuple[tuple[type, str], ...] = ((bool, "boolean"), (int, "integer"), (float, "number"))
+
+
+def _editable(request: ApprovalRequest) -> dict[str, tuple[str, Any]]:
+    """The input fields a form can carry (a string, number or boolean value), by name:
+    ``(its JSON Schema type, the agent's value)``. A field named like the form's own
+    (``approve``, ``message``) is left out: it cannot be changed here."""
+    data: Any = request.input
+    if not isinstance(data, dict):
+        return {}
+    editable: dict[str, tuple[str, Any]] = {}
+    for name, value in cast(dict[str, Any], data).items():
+        if name in _ANSWER_FIELDS:
+            continue
+        if isinstance(value, str):
+            editable[name] = ("string", value)
+            continue
+        kind = next((k for t, k in _JSON_TYPES if isinstance(value, t)), None)
+        if kind is not None:
+            editable[name] = (kind, value)
+    return editable
+
+
+def approve_schema(request: ApprovalRequest) -> dict[str, Any]:
+    """The form a person answers about ``request``: ``approve`` (boolean, required),
+    ``message`` (text for the agent, with a decline) and each editable input field, titled
+    with its label and filled with the agent's value.
+
+    Example:
+        >>> sorted(approve_schema(request)["properties"])
+        ['approve', 'message', 'title']
+    """
+    labels = dict(zip(_names(request), (label for label, _v in request.fields), strict=False))
+    properties = dict(_ANSWER_FIELDS)
+    for name, (kind, value) in _editable(request).items():
+        properties[name] = {
+            "type": kind,
+            "title": visible(labels.get(name, name)),
+            "description": "Change it to send the call with your value instead",
+            "default": value,
+        }
+    return {"type": "object", "properties": properties, "required": [APPROVE_FIELD]}
+
+
+def _names(request: ApprovalRequest) -> list[str]:
+    data: Any = request.input
+    return list(cast(dict[str, Any], data)) if isinstance(data, dict) else []
 
 
 def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -76,15 +135,34 @@ def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
         return False
 
 
-def answer_of(result: Any, by: str | None) -> Approval:
-    """The :class:`Approval` an elicitation answer means: only ``accept`` with content that is
-    exactly ``{"approve": true}`` (the form has that one field; any other field declines)."""
+def answer_of(result: Any, by: str | None, request: ApprovalRequest | None) -> Approval:
+    """The :class:`Approval` an elicitation answer about ``request`` means (module docs).
+
+    ``accept`` with ``"approve": true`` approves; a field of :func:`approve_schema` whose
+    value differs from the agent's (in value or JSON type) makes it an approval with edited
+    input (the agent's input with those values). ``"approve": false`` declines with its
+    ``message``. Any other action, a field the form lacks, or ``approve`` not a JSON boolean
+    declines. ``request`` ``None`` (the call is no longer known): only the plain form is read.
+    """
     action = getattr(result, "action", None)
     content = getattr(result, "content", None)
     fields = cast(dict[str, Any], content) if isinstance(content, dict) else {}
+    editable = {} if request is None else _editable(request)
+    approve = fields.get(APPROVE_FIELD)
+    if action != "accept" or not set(fields) <= {*_ANSWER_FIELDS, *editable}:
+        return Approval(approved=False, by=by)
     # `is True`, not `==`: 1 and 1.0 equal True in Python, and they are not an approval.
-    approved = action == "accept" and len(fields) == 1 and fields.get(APPROVE_FIELD) is True
-    return Approval(approved=approved, by=by)
+    if approve is not True:
+        return declined(fields.get(MESSAGE_FIELD) if approve is False else None, by)
+    edits = {
+        name: fields[name]
+        for name, (_kind, value) in editable.items()
+        if name in fields and (type(fields[name]) is not type(value) or fields[name] != value)
+    }
+    if not edits or request is None:
+        return Approval(approved=True, by=by)
+    agent_sent = cast(dict[str, Any], request.input)
+    return Approval(approved=True, by=by, input={**agent_sent, **edits})
 
 
 def approver_name(ctx: ServerRequestContext[Any, Any], credentials: Any) -> str:
@@ -106,7 +184,7 @@ def elicit_request(request: ApprovalRequest) -> types.ElicitRequest:
     """The ``elicitation/create`` request (form mode) that asks about ``request``."""
     return types.ElicitRequest(
         params=types.ElicitRequestFormParams(
-            message=request.text(), requested_schema=APPROVE_SCHEMA
+            message=request.text(), requested_schema=approve_schema(request)
         )
     )
 
@@ -117,10 +195,10 @@ def handshake_approver(ctx: ServerRequestContext[Any, Any], by: str | None) -> A
     async def approve(request: ApprovalRequest) -> Approval:
         result = await ctx.session.elicit_form(
             message=request.text(),
-            requested_schema=APPROVE_SCHEMA,
+            requested_schema=approve_schema(request),
             related_request_id=ctx.request_id,
         )
-        return answer_of(result, by)
+        return answer_of(result, by, request)
 
     return approve
 

@@ -301,11 +301,7 @@ class _Adapter:
         if meta is not None and (given := meta.get(IDEMPOTENCY_META)) is not None:  # SEP-3182
             request = replace(request, idempotency_key=key_from(given))
         got = await self.calls.run(rt, name, payload, request)
-        if isinstance(got, ParkedApproval):
-            return types.InputRequiredResult(
-                input_requests={INPUT_KEY: elicit_request(got.request)}, request_state=got.key
-            )
-        return _result(got)
+        return _asking(got) if isinstance(got, ParkedApproval) else _result(got)
 
     async def call_request(
         self, ctx: ServerRequestContext[Any, Any], rt: AgentRuntime[Any, Any], name: str
@@ -324,6 +320,7 @@ class _Adapter:
         if plan is None or not plan.may_wait:  # nothing to ask or beat for
             return CallRequest(TRANSPORT, caller, credentials, scope=scope)
         asks = plan.asks_person  # else no person is ever asked: none to find
+        ask = self.approver_for(ctx, credentials) if asks else None
         interval = self.progress_interval
 
         async def beat(n: int) -> None:
@@ -334,11 +331,12 @@ class _Adapter:
             TRANSPORT,
             caller,
             credentials,
-            ask=self.approver_for(ctx, credentials) if asks else None,
+            ask=ask,
             owner=owner_of(ctx) if asks else None,
             scope=scope,
             beat=beat,
             interval=interval,
+            reask=ask == PARK,  # the next InputRequiredResult can put a second question
         )
 
     def catalog_call(
@@ -382,15 +380,19 @@ class _Adapter:
 
     async def resume_approval(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        """The second leg of a modern-era approval: hand the answer to the parked call."""
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The second leg of a modern-era approval: the answer to the parked call, then its
+        outcome or next question (a call answered first at the console: where that led)."""
         credentials = await self.credentials(ctx)
         response = (params.input_responses or {}).get(INPUT_KEY)
-        approval = answer_of(response, approver_name(ctx, credentials))
-        key = params.request_state or ""
-        outcome = await self.calls.resume(key, owner_of(ctx), params.name, approval)
-        if outcome is not None:
-            return _result(outcome)
+        key, owner = params.request_state or "", owner_of(ctx)
+        shown = self.calls.parked.question(key, owner)
+        approval = answer_of(response, approver_name(ctx, credentials), shown)
+        got = await self.calls.follow(key, owner, params.name, approval)
+        if isinstance(got, ParkedApproval):
+            return _asking(got)
+        if got is not None:
+            return _result(got)
         return _result(
             refused(
                 f"No approval request for {params.name!r} is waiting under this "
@@ -494,6 +496,13 @@ def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
         raise MCPError(
             types.INTERNAL_ERROR, "The resource could not be read.", {"uri": uri}
         ) from exc
+
+
+def _asking(parked: ParkedApproval) -> types.InputRequiredResult:
+    """The answer of a call parked for a person: its question, under its ``request_state``."""
+    return types.InputRequiredResult(
+        input_requests={INPUT_KEY: elicit_request(parked.request)}, request_state=parked.key
+    )
 
 
 def _result(outcome: Outcome) -> types.CallToolResult:

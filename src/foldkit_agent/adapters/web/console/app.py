@@ -34,6 +34,7 @@ from ....edge.tokens import Grant, TokenTable
 from ....edge.wire import WireError
 from ....errors import AgentError
 from ....runtime.bound import AgentRuntime
+from ....runtime.outcome import Outcome
 from ..activity import ReleasingStream
 from ..csrf import CSRF_HEADER, CsrfTokens
 from ..decision import approval_from
@@ -213,7 +214,15 @@ class Console:
             self._loop.call_soon_threadsafe(self._wake)
 
     async def answer(self, request: Request) -> Response:
-        """``POST approvals/<key>``: ``{"approve": bool, "message"?: str, "input"?: {...}}``."""
+        """``POST approvals/<key>``: ``{"approve": bool, "message"?: str, "input"?: {...}}``.
+
+        Answers once the call took its next step: ``{"ok": true, "approved": bool, "outcome",
+        "reason"?, "text"}``, where ``approved`` says whether the Message was sent (``false``
+        for a call refused as stale however the person answered), or ``{"ok": true,
+        "approved": false, "outcome": "asked again"}`` when the call asks once more (the Model
+        changed, or the input was edited): it is back in the list. The agent's transport is
+        told the same on its next request.
+        """
         who = self.person(request)
         assert who is not None  # the guard's step 3 let only a signed-in session through
         person = who[1]
@@ -231,7 +240,9 @@ class Console:
             return JSONResponse({"error": text}, 403, _HEADERS)
         if self.calls.answer(parked.key, parked.owner, None, approval) is None:
             return JSONResponse({"error": "That call was answered already."}, 409, _HEADERS)
-        return JSONResponse({"ok": True, "approved": approval.approved}, headers=_HEADERS)
+        # shielded: a person leaving the page never aborts the agent's call
+        got = await asyncio.shield(parked.task if parked.next is None else parked.next)
+        return JSONResponse(_answered(got), headers=_HEADERS)
 
     async def sign_in_page(self, request: Request) -> Response:
         if not self.signs_in:
@@ -258,6 +269,17 @@ class Console:
 
     async def asset(self, request: Request) -> Response:
         return asset_response(request.path_params["name"])
+
+
+def _answered(got: Outcome | ParkedApproval) -> dict[str, Any]:
+    """What the console says of an answered call's next step (see :meth:`Console.answer`)."""
+    if isinstance(got, ParkedApproval):
+        text = "The call asks again, with the new preview."
+        return {"ok": True, "approved": False, "outcome": "asked again", "text": text}
+    answer: dict[str, Any] = {"ok": True, "approved": got.kind != "refused", "outcome": got.kind}
+    if isinstance(reason := got.data.get("reason"), str):
+        answer["reason"] = reason
+    return {**answer, "text": got.text}
 
 
 def _set_cookie(response: Response, request: Request, sid: str) -> None:
