@@ -179,7 +179,12 @@ class Run:
     def env(self, **extra: str) -> dict[str, str]:
         """The reader's shell, in the scratch folder with the checkout importable (and what
         the block's ``export`` lines set)."""
-        return environment(self.home, PYTHONPATH=str(ROOT), **self.exported, **extra)
+        return environment(
+            self.home,
+            PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+            **self.exported,
+            **extra,
+        )
 
     def local(self, text: str) -> str:
         """``text`` with the docs' placeholder paths made real (see :data:`PLACEHOLDERS`)."""
@@ -294,7 +299,7 @@ def serve_stdio(run: Run, cmd: Command, argv: list[str]) -> None:
 
 
 def serve_http(run: Run, cmd: Command, argv: list[str]) -> None:
-    """``foldkit-agent serve ... --mcp http / --a2a / --webmcp / --native-token``: each
+    """``foldkit-agent serve ... --mcp http / --a2a / --webmcp / --native-token / --ag-ui``: each
     adapter asked for answers on the port the server says it serves."""
     server = run.start(with_port_option(argv, run.port))
     found = server.wait_for(r"^serving .* at (http://[^/\s]+)")
@@ -334,6 +339,13 @@ def serve_http(run: Run, cmd: Command, argv: list[str]) -> None:
                 "/native/capabilities", headers={"Authorization": f"Bearer {natives[0]}"}
             )
             assert listed.status_code == 200, listed.text
+        if "--ag-ui" in argv:
+            said = {"id": "m1", "role": "user", "content": "hello"}
+            body = {"threadId": "t", "runId": "r", "messages": [said], "state": {}, "tools": []}
+            body |= {"context": [], "forwardedProps": {}}
+            ran = http.post("/ag-ui", json=body, headers=server.headers)
+            assert ran.status_code == 200, ran.text
+            assert '"type":"RUN_FINISHED"' in ran.text, ran.text
     run.server = server
 
 

@@ -17,11 +17,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ..contract.approval import Approver
+from ..contract.approval import Approval, Approver
 from ..runtime.bound import AgentRuntime
 from ..runtime.idempotency import key_from
 from ..runtime.outcome import Outcome
 from .approvals import ParkedApproval
+from .callers import ANONYMOUS
 from .calls import IN_PROCESS_LIMITS, PARK, CallRequest, CallsInFlight
 from .resolve import check_target, resolve_runtime, static_runtime
 
@@ -93,12 +94,17 @@ class InProcessCalls(Generic[C]):
             ``None``: the toolset parks the call for its framework's approval, or refuses it.
         transport: ``Invocation.transport`` of every call (``"langchain"``, ...).
         caller: the function the application called, named in the error.
+        calls: the server's calls in flight, when the toolset serves many callers (the AG-UI
+            route of ``serve`` shares the one every adapter counts against); default one of
+            its own within :data:`~foldkit_agent.edge.calls.IN_PROCESS_LIMITS`, the
+            application being its one caller.
+        caller_of: ``(context) -> caller key`` (:func:`~.callers.caller_key` of the request
+            the run came in on): whose per-caller caps a call counts against, and the one
+            caller that may answer its parked approval. Default: every call is the
+            application's (:data:`~.callers.ANONYMOUS`, no owner).
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable.
-
-    The calls in flight are counted within
-    :data:`~foldkit_agent.edge.calls.IN_PROCESS_LIMITS`: the application is their one caller.
 
     Example:
         >>> calls = InProcessCalls(rt, CallerCredentials(alice, None, caller="tools"), None,
@@ -115,6 +121,8 @@ class InProcessCalls(Generic[C]):
         *,
         transport: str,
         caller: str,
+        calls: CallsInFlight | None = None,
+        caller_of: Callable[[C], str] | None = None,
     ) -> None:
         check_target(target, caller)
         self.target = target
@@ -122,7 +130,8 @@ class InProcessCalls(Generic[C]):
         self.credentials = credentials
         self.approver = approver
         self.transport = transport
-        self.calls = CallsInFlight(IN_PROCESS_LIMITS)
+        self.calls = CallsInFlight(IN_PROCESS_LIMITS) if calls is None else calls
+        self._caller_of = caller_of
 
     async def runtime(self, context: C) -> AgentRuntime[Any, Any]:
         """The runtime of the run ``context`` belongs to: the one given, or ``resolve``'s.
@@ -145,8 +154,39 @@ class InProcessCalls(Generic[C]):
         rt = await self.runtime(context)
         ask = self.approver or (PARK if park is not None else None)
         credentials = await self.credentials.of(context)
-        key = await self.credentials.key(context)
+        idempotency_key = await self.credentials.key(context)
+        caller, owner = self._who(context)
         request = CallRequest(
-            self.transport, credentials=credentials, ask=ask, key=park, idempotency_key=key
+            self.transport,
+            caller=caller,
+            credentials=credentials,
+            ask=ask,
+            owner=owner,
+            key=None if park is None else self._key(owner, park),
+            idempotency_key=idempotency_key,
         )
         return await self.calls.run(rt, name, payload, request)
+
+    def answer(self, context: C, key: str, name: str, approval: Approval) -> ParkedApproval | None:
+        """Hand ``approval`` to the call of ``name`` parked under the framework's ``key`` by
+        the caller of ``context`` (:meth:`CallsInFlight.answer`); ``None``: none waits."""
+        owner = self._who(context)[1]
+        return self.calls.answer(self._key(owner, key), owner, name, approval)
+
+    async def resume(self, context: C, key: str, name: str, approval: Approval) -> Outcome | None:
+        """:meth:`answer`, then the call's outcome (``None``: no call of this caller waits)."""
+        parked = self.answer(context, key, name, approval)
+        return None if parked is None else await self.calls.settle(parked.task)
+
+    def _who(self, context: C) -> tuple[str, str | None]:
+        """The caller key of ``context`` and the owner of its parked calls (``None``: the
+        application's own)."""
+        if self._caller_of is None:
+            return ANONYMOUS, None
+        caller = self._caller_of(context)
+        return caller, caller
+
+    @staticmethod
+    def _key(owner: str | None, key: str) -> str:
+        # the framework's ids are unique per run, not among callers of a shared server
+        return key if owner is None else f"{owner} {key}"

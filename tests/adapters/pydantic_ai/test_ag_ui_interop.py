@@ -35,15 +35,25 @@ def server() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def seen(server: str) -> dict[str, Any]:
+    """Five runs on one thread: "add eggs"; "remove the first" (ends in an interrupt), resumed
+    with a decline and a reason; "remove the first" again, resumed with an approval."""
+    steps = [
+        {"thread": "thread-1", "text": "add eggs"},
+        {"thread": "thread-1", "text": "remove the first"},
+        {"thread": "thread-1", "resume": "decline", "reason": "keep the milk"},
+        {"thread": "thread-1", "text": "remove the first"},
+        {"thread": "thread-1", "resume": "approve"},
+    ]
     done = subprocess.run(
-        ["node", str(INTEROP / "ag_ui_client.mjs"), server + "/"],
+        ["node", str(INTEROP / "ag_ui_runs.mjs"), server + "/", json.dumps(steps)],
         cwd=INTEROP,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
+    names = ("added", "asked", "declined", "askedAgain", "approved")
+    return dict(zip(names, json.loads(done.stdout), strict=True))
 
 
 def test_the_client_holds_the_new_context_by_applying_the_delta_to_the_snapshot(

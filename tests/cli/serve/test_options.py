@@ -22,6 +22,8 @@ ISSUER, AUDIENCE = "https://auth.example", "https://todo.example/mcp"
         ({"mcp": "pigeon"}, "--mcp takes 'stdio' or 'http'"),
         ({"mcp": "http", "local_user": LocalUser("alice")}, "--principal names the local user"),
         ({"mcp": "stdio", "webmcp": True}, "serve the HTTP adapters separately"),
+        ({"mcp": "stdio", "ag_ui": "m:agent"}, "serve the HTTP adapters separately"),
+        ({"ag_ui": "m:agent", "tenant_from": "path"}, "--tenant-from applies to --mcp http"),
         ({"a2a": True, "listing": "all"}, "--listing applies to MCP"),
         ({"mcp": "stdio", "http_parser": "h11"}, "--mcp stdio serves no HTTP"),
         ({"mcp": "http", "http_parser": "h2"}, "--http takes h11 or httptools, got 'h2'"),
@@ -113,6 +115,9 @@ def test_the_stream_pools_count_only_the_adapters_served() -> None:
     assert ServeOptions(target=TARGET, mcp="stdio", caller_limits=caps).stream_pools() == 0
     both = ServeOptions(target=TARGET, mcp="http", webmcp=True, caller_limits=caps)
     assert both.stream_pools() == 13
+    # AG-UI's open runs are a pool of their own, within the same caps as MCP's streams
+    runs = ServeOptions(target=TARGET, mcp="http", ag_ui="m:agent", caller_limits=caps)
+    assert runs.stream_pools() == 20
 
 
 def test_a_non_loopback_server_names_the_first_allowed_host_in_its_urls() -> None:

@@ -69,8 +69,17 @@ async def test_http_without_a_token_warns_after_saying_where_it_serves() -> None
     said = Lines()
     async with serve_process("examples.todo:runtime", "--mcp", "http", stderr=said):
         line = await said.wait_for("warning:")
-    assert line.startswith("warning: no --token, so MCP and A2A callers are not authenticated")
+    assert line.startswith("warning: no --token, so MCP callers are not authenticated")
     assert line.endswith("add --token TOKEN=SUBJECT[;SCOPE,...]")
+
+
+def test_the_warning_names_every_adapter_served_that_takes_bearer_tokens() -> None:
+    (line,) = ServeOptions(
+        target="m:a", mcp="http", a2a=True, ag_ui="examples.todo_web.copilot:agent"
+    ).warnings()
+    assert line.startswith("warning: no --token, so MCP, A2A and AG-UI callers are not ")
+    (line,) = ServeOptions(target="m:a", mcp="http", a2a=True).warnings()
+    assert line.startswith("warning: no --token, so MCP and A2A callers are not ")
 
 
 def test_a_server_with_tokens_or_over_stdio_without_them_warns_of_nothing() -> None:
@@ -109,3 +118,12 @@ def test_a_misspelt_attribute_or_module_is_answered_with_the_closest_name() -> N
     module = _serve("exampels.todo:runtime", "--mcp", "stdio")
     assert module.returncode == 2
     assert module.stderr.endswith("; did you mean 'examples'?\n")
+
+
+def test_an_ag_ui_reference_that_is_no_agent_is_one_line_naming_what_it_got() -> None:
+    done = _serve("examples.todo:runtime", "--ag-ui", "examples.todo:AppAgent", "--port", "0")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: --ag-ui examples.todo:AppAgent: expected a pydantic-ai Agent (or a function "
+        "returning one), got AgentDefinition"
+    )

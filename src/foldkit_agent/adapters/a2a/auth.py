@@ -21,7 +21,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.types import Scope
 
-from ...edge.auth import UNVERIFIED_TEXT, backend_step
+from ...edge.auth import REQUIRED_TEXT, UNVERIFIED_TEXT, backend_step
 from ...edge.disconnect import WATCH
 from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
 from ...edge.tenants import PATH_TENANT_KEY
@@ -212,10 +212,7 @@ def authenticate_step(backend: AuthenticationBackend, challenge: str | None) -> 
     headers = {"WWW-Authenticate": challenge} if challenge else None
 
     def refuse(exc: AuthenticationError) -> WireError:
-        if isinstance(exc, CredentialsRequiredError):
-            text = "This server requires credentials: send Authorization: Bearer <token>."
-        else:
-            text = UNVERIFIED_TEXT
+        text = REQUIRED_TEXT if isinstance(exc, CredentialsRequiredError) else UNVERIFIED_TEXT
         return WireError(401, "unauthenticated", text, headers)
 
     return backend_step(backend, on_error=refuse)

@@ -66,6 +66,7 @@ with needs_extra(__name__):  # a missing library is answered with the extra to i
     from ...contract.approval import Approval, Approver
     from ...contract.declare import AgentDefinition, Capability
     from ...edge.approvals import ParkedApproval
+    from ...edge.calls import CallsInFlight
     from ...edge.credentials import CallerCredentials, InProcessCalls
     from ...runtime.bound import AgentRuntime
     from ...runtime.outcome import Outcome
@@ -121,6 +122,12 @@ class FoldkitToolset(AbstractToolset[Any]):
             ``deferred_tool_results`` (see the module docstring).
         transport: ``Invocation.transport`` of its calls (default :data:`TRANSPORT`; the AG-UI
             app, :mod:`.ag_ui`, says ``"ag-ui"``).
+        calls: the server's calls in flight
+            (:class:`~foldkit_agent.edge.calls.CallsInFlight`), for a toolset serving many
+            callers (``ag_ui_app`` under ``serve``); default one of the toolset's own.
+        caller_of: ``(run_context) -> caller key``: whose per-caller caps each call counts
+            against and who alone may answer its deferred approval (default: the
+            application's, one caller).
 
     Raises:
         TypeError: ``target`` is neither a runtime nor a callable; both credentials forms given.
@@ -147,12 +154,22 @@ class FoldkitToolset(AbstractToolset[Any]):
         approver: Approver | None = None,
         transport: str = TRANSPORT,
         idempotency_key_of: CredentialsOf | None = None,
+        calls: CallsInFlight | None = None,
+        caller_of: Callable[[RunContext[Any]], str] | None = None,
     ) -> None:
         who = CallerCredentials[RunContext[Any]](
             credentials, credentials_of, caller="toolset", idempotency_key_of=idempotency_key_of
         )
         # deferred calls wait by pydantic-ai's tool call id
-        self._in = InProcessCalls(target, who, approver, transport=transport, caller="toolset")
+        self._in = InProcessCalls(
+            target,
+            who,
+            approver,
+            transport=transport,
+            caller="toolset",
+            calls=calls,
+            caller_of=caller_of,
+        )
         self._calls = self._in.calls
         self._id = id
         self._max_retries = max_retries
@@ -223,7 +240,7 @@ class FoldkitToolset(AbstractToolset[Any]):
         key = ctx.tool_call_id
         if ctx.tool_call_approved and key is not None:
             approved = Approval(approved=True, by=_approved_by(ctx))
-            resumed = await self._calls.resume(key, None, name, approved)
+            resumed = await self._in.resume(ctx, key, name, approved)
             if resumed is not None:
                 return _answer(resumed)
         # without an approver a person is asked the pydantic-ai way: the call is deferred
@@ -242,7 +259,7 @@ class FoldkitToolset(AbstractToolset[Any]):
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == "denied":
                 declined = Approval(approved=False, by=_approved_by(ctx))
-                self._calls.answer(part.tool_call_id, None, part.tool_name, declined)
+                self._in.answer(ctx, part.tool_call_id, part.tool_name, declined)
 
 
 def _approved_by(ctx: RunContext[Any]) -> str | None:

@@ -24,6 +24,16 @@ the person); the front end resumes the run with the person's answer (``approved`
 a ``reason``), and the call that waited in the toolset sends its Message or is declined. A run
 the front end abandons (the request's connection closed) is cancelled with every call in it.
 
+Many callers (``serve --ag-ui``). With bearer tokens in ``options`` (``tokens``, ``oauth``) a
+run needs one (401 otherwise, before the body is read), and the verified
+:class:`~foldkit_agent.edge.Grant` is what its calls carry as credentials. Each caller (the
+token's subject; every anonymous caller together is one) holds at most its share of open runs
+(``caps.streams_per_caller`` of ``caps.streams``; past it 429, at the total 503, both with
+``Retry-After``), and its calls count against its share of the server's calls in flight and
+calls waiting for a person (``calls=``, the :class:`~foldkit_agent.edge.calls.CallsInFlight`
+every adapter of the server shares): one caller's runs cannot take what another's need. A call
+parked for a person is answered only by a run of the caller that made it.
+
 Example::
 
     from pydantic_ai import Agent
@@ -36,6 +46,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Final
 
@@ -52,7 +63,9 @@ with needs_extra(__name__):  # a missing library is answered with the extra to i
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from ...edge.calls import credentials_or_none
+    from ...edge.auth import bearer_step, granted
+    from ...edge.callers import Slots, caller_key
+    from ...edge.calls import CallsInFlight, credentials_or_none
     from ...edge.guard import EdgeGuard, Rules
     from ...edge.hosts import HostPolicy
     from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
@@ -71,7 +84,16 @@ DEFAULT_MAX_BODY: Final = 1 << 20
 _ENDS: Final = frozenset({EventType.RUN_FINISHED, EventType.RUN_ERROR})
 
 
-class _Adapter(AGUIAdapter[None, Any]):
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A run's deps, as the one toolset reads them back per call: who it acts for (the
+    credentials) and whose caps its calls count against (the caller key)."""
+
+    credentials: Any
+    caller: str
+
+
+class _Adapter(AGUIAdapter[Any, Any]):
     """pydantic-ai's AG-UI adapter, blind to the state the front end sends: that state is
     the front end's, and the Model changes only by the application's own Messages."""
 
@@ -136,6 +158,7 @@ def ag_ui_app(
     credentials_of: Callable[[Request], Any] | None = None,
     max_retries: int = 1,
     path: str = "/",
+    calls: CallsInFlight | None = None,
 ) -> Starlette:
     """An ASGI app serving ``agent``'s runs over AG-UI at ``POST path`` (module docs).
 
@@ -146,10 +169,14 @@ def ag_ui_app(
             person ends the run in an interrupt).
         options: ``host``/``allowed_hosts`` (``Host`` and ``Origin`` checks, as every HTTP
             adapter), ``max_body`` (default :data:`DEFAULT_MAX_BODY`), ``max_items``; a body
-            is strict JSON, checked before pydantic-ai reads it.
+            is strict JSON, checked before pydantic-ai reads it. ``tokens``/``oauth``: every
+            run needs a bearer token they verify (module docs); ``caps``: the open runs per
+            caller and in all (``streams_per_caller``, ``streams``) and, without ``calls``,
+            the caps of this app's own calls in flight; ``rates``: the requests per caller.
         credentials: what every call carries as ``Invocation.credentials`` (read by the
             runtime's principal provider): the person this copilot acts for, when the app
-            serves one.
+            serves one. Default: the run's verified bearer token
+            (:class:`~foldkit_agent.edge.Grant`), else ``None``.
         credentials_of: ``(request) -> credentials`` (sync or async), read per run from the
             request instead (the signed-in person of the application this app is mounted in:
             its session, ``request.user``); a hook that raises leaves the run's calls with no
@@ -157,6 +184,8 @@ def ag_ui_app(
             Never read from the run input: the front end cannot name who it acts for.
         max_retries: as :class:`~foldkit_agent.adapters.pydantic_ai.FoldkitToolset`.
         path: the route.
+        calls: the server's calls in flight, shared with its other adapters (``serve`` passes
+            its one); default one of this app's own within ``options.caps``.
 
     Returns:
         A Starlette app; one toolset serves every run, so a call waiting for a person is
@@ -171,30 +200,51 @@ def ag_ui_app(
     """
     if credentials is not None and credentials_of is not None:
         raise TypeError("ag_ui_app takes credentials= or credentials_of=, not both")
-    # a run's credentials travel as its deps: the toolset reads them back per call
+    # a run's credentials and caller travel as its deps: the toolset reads them back per call
     tools = FoldkitToolset(
-        runtime, credentials_of=_run_credentials, max_retries=max_retries, transport=TRANSPORT
+        runtime,
+        credentials_of=_run_credentials,
+        max_retries=max_retries,
+        transport=TRANSPORT,
+        calls=CallsInFlight(options.caps, rates=options.rates) if calls is None else calls,
+        caller_of=_run_caller,
     )
 
     async def run(request: Request) -> Response:
-        who = credentials
+        who = credentials if credentials is not None else granted(request.scope)
         if credentials_of is not None:
             who = await credentials_or_none(credentials_of, request)
         adapter = await _Adapter.from_request(request, agent=agent)
+        deps = _Run(who, caller_key(request.scope))
         events = adapter.run_stream(
-            toolsets=[tools], deps=who, output_type=[str, DeferredToolRequests]
+            toolsets=[tools], deps=deps, output_type=[str, DeferredToolRequests]
         )
         return adapter.streaming_response(with_state(runtime, events))
 
+    runs = Slots(
+        "open AG-UI runs",
+        per_caller=options.caps.streams_per_caller,
+        total=options.caps.streams,
+        advice="Let one of them finish (or stop one) before starting another.",
+    )
     guard = Middleware(
         EdgeGuard,
         hosts=HostPolicy(options.allowed_hosts),
         classify=Rules(origin="api"),
         max_body=options.body_limit(DEFAULT_MAX_BODY),
+        authenticate=bearer_step(options) if options.bearer_required else None,
         max_items=options.max_items,
+        hold=lambda _scope, _body: runs,
+        rates=options.rates,
     )
-    return Starlette(routes=[Route(path, run, methods=["POST"])], middleware=[guard])
+    app = Starlette(routes=[Route(path, run, methods=["POST"])], middleware=[guard])
+    app.state.ag_ui_runs = runs
+    return app
 
 
 def _run_credentials(ctx: RunContext[Any]) -> Any:
-    return ctx.deps
+    return ctx.deps.credentials
+
+
+def _run_caller(ctx: RunContext[Any]) -> str:
+    return ctx.deps.caller

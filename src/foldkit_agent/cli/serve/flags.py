@@ -82,6 +82,13 @@ FLAGS: Final[dict[str, Flag]] = {
         ADAPTERS,
         "--native-token",
     ),
+    "ag_ui": Flag(
+        "Serve AG-UI at /ag-ui for a copilot in your front end: runs of this pydantic-ai Agent "
+        "(or a function returning one) with the capabilities as its tools, the context as "
+        "shared state, a confirm as an interrupt; with --token each run needs one",
+        "MODULE:ATTR",
+        ADAPTERS,
+    ),
     "name": Flag("Server name shown to clients (default: MODULE)", "NAME", ADAPTERS),
     "host": Flag("HTTP host (loopback by default)", "HOST", HTTP),
     "port": Flag("HTTP port (0 picks a free one)", "PORT", HTTP),
@@ -247,8 +254,10 @@ LIMIT_HELP: Final[dict[str, str]] = {
     "max_headers": "Header fields in one request; past it the request is answered 431 and the "
     "connection closed",
     "streams_per_caller": "Open streams one caller may hold per adapter (MCP GET and "
-    "subscriptions/listen, the page's events); every anonymous caller together counts as one",
-    "streams": "Open MCP streams all callers may hold together",
+    "subscriptions/listen, the page's events, AG-UI runs); every anonymous caller together "
+    "counts as one",
+    "streams": "Open MCP streams all callers may hold together (and, with --ag-ui, open AG-UI "
+    "runs: a pool of their own)",
     "page_streams": "With --webmcp: open events streams all page sessions may hold together",
     "page_sessions": "With --webmcp: page sessions that each hold their own share of streams",
     "sessions_per_caller": "Handshake-era MCP sessions one caller may hold open",

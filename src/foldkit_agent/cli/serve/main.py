@@ -259,6 +259,8 @@ def _announce(options: ServeOptions, origin: str, at: str) -> None:
             f"serving Agent Native actions at {origin}/native "
             f"(native actions ... --url {origin}/native)"
         )
+    if options.ag_ui is not None:
+        _say(f"serving AG-UI at {origin}/ag-ui (runs of {options.ag_ui})")
     if options.tenant_from == "path" and not options.tokens:
         _say(UNGUARDED_PATHS)
     for line in options.warnings():

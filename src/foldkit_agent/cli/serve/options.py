@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ...edge.oauth import OAuthOptions
 
 __all__ = [
+    "AG_UI_PATH",
     "LISTING_MODES",
     "SERVE_LISTING",
     "TENANT_MODES",
@@ -54,6 +55,9 @@ listed (docs/mcp.md, "Clients that list once")."""
 
 TENANT_MODES: Final = ("principal", "path")
 """``--tenant-from`` values."""
+
+AG_UI_PATH: Final = "/ag-ui"
+"""Where ``serve --ag-ui`` answers AG-UI runs (``POST``)."""
 
 Tokens = Mapping[str, tuple[str, Sequence[str]]]
 """Static bearer tokens: ``token -> (subject, scopes)``."""
@@ -124,6 +128,9 @@ class ServeOptions:
             activity, the context); with ``tokens`` people sign in to it and to the page.
         native_tokens: bearer tokens of the Agent Native endpoint at ``/native`` (none: not
             served); each at least 16 characters.
+        ag_ui: ``MODULE:ATTR`` of a pydantic-ai ``Agent`` (or a function returning one) whose
+            runs are served over AG-UI at :data:`AG_UI_PATH`, with the capabilities as its
+            tools (``None``: not served).
         host, port: where HTTP listens (``port=0`` picks a free one).
         allowed_hosts: with a non-loopback ``host``, the host names clients use.
         name: the server name clients see (``None``: the target's module).
@@ -168,6 +175,7 @@ class ServeOptions:
     webmcp: bool = False
     console: bool = False
     native_tokens: tuple[str, ...] = ()
+    ag_ui: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_hosts: tuple[str, ...] = ()
@@ -296,11 +304,18 @@ class ServeOptions:
                 "local pipe carries no token); name the local user with --principal "
                 "SUBJECT[;SCOPE,...]"
             )
-        if (self.mcp == "http" or self.a2a) and not self.bearer and self.tenant_from is None:
+        bearer = [
+            name
+            for name, on in (("MCP", self.mcp == "http"), ("A2A", self.a2a), ("AG-UI", self.ag_ui))
+            if on
+        ]
+        if bearer and not self.bearer and self.tenant_from is None:
+            named = " and ".join([", ".join(bearer[:-1]), bearer[-1]] if bearer[1:] else bearer)
             found.append(
-                "warning: no --token, so MCP and A2A callers are not authenticated: bearer "
-                "tokens they send are ignored and every call is anonymous (capabilities "
-                "that authorize refuse it); add --token TOKEN=SUBJECT[;SCOPE,...]"
+                f"warning: no --token, so {named} callers are not "
+                "authenticated: bearer tokens they send are ignored and every call is "
+                "anonymous (capabilities that authorize refuse it); add --token "
+                "TOKEN=SUBJECT[;SCOPE,...]"
             )
         return found
 
@@ -316,6 +331,7 @@ class ServeOptions:
             + (caps.page_streams if self.webmcp else 0)
             + (console_streams() if self.serves_console else 0)
             + (DEFAULT_PAGE_STREAMS if self.native else 0)
+            + (caps.streams if self.ag_ui else 0)
         )
 
     def _check_adapters(self) -> str | None:
@@ -326,9 +342,14 @@ class ServeOptions:
                 "--principal names the local user of a --mcp stdio server; over HTTP the "
                 "caller comes from the bearer token (--token TOKEN=SUBJECT[;SCOPE,...])"
             )
-        if self.mcp is None and not self.a2a and not self.webmcp and not self.native:
-            return "choose at least one adapter: --mcp stdio|http, --a2a, --webmcp, --native-token"
-        if self.mcp == "stdio" and (self.a2a or self.webmcp or self.native or self.console):
+        if not (self.mcp or self.a2a or self.webmcp or self.native or self.ag_ui):
+            return (
+                "choose at least one adapter: --mcp stdio|http, --a2a, --webmcp, "
+                "--native-token, --ag-ui MODULE:ATTR"
+            )
+        if self.mcp == "stdio" and (
+            self.a2a or self.webmcp or self.native or self.console or self.ag_ui
+        ):
             return "--mcp stdio uses standard input and output; serve the HTTP adapters separately"
         return None
 
@@ -435,7 +456,13 @@ class ServeOptions:
             return f"--tenant-from takes {' or '.join(TENANT_MODES)}, got {mode!r}"
         if self.mcp == "stdio":
             return "--tenant-from serves many callers over HTTP; a --mcp stdio server has one user"
-        if self.webmcp or self.console or self.native or (self.mcp != "http" and not self.a2a):
+        if (
+            self.webmcp
+            or self.console
+            or self.native
+            or self.ag_ui
+            or (self.mcp != "http" and not self.a2a)
+        ):
             # the page and the native endpoint carry no tenant: they take a Tenants in your
             # own app
             return (

@@ -25,7 +25,8 @@ from ...edge.calls import CallsInFlight
 from ...edge.oauth import OAuthVerifier
 from ...edge.options import HttpOptions
 from ...edge.rates import RateLimits
-from .options import ServeOptions, token_table
+from ..loading import TargetError, load_attr
+from .options import AG_UI_PATH, ServeOptions, token_table
 
 if TYPE_CHECKING:
     from ...adapters.mcp.listing import Listing
@@ -105,12 +106,13 @@ def http_parts(
 
     MCP answers ``/mcp``; A2A ``/.well-known/agent-card.json`` and ``/a2a/...``; WebMCP a page
     at ``/`` and its surface under ``/agent/``; the endpoint generated Agent Native actions
-    call (``native_app``) ``/native``, for servers sending one of ``options.native_tokens``.
+    call (``native_app``) ``/native``, for servers sending one of ``options.native_tokens``;
+    AG-UI (``ag_ui_app``, the agent ``options.ag_ui`` names) ``POST /ag-ui``.
     Every adapter takes the one :class:`~foldkit_agent.edge.HttpOptions` of
     :func:`http_options` and one :class:`~foldkit_agent.edge.CallsInFlight`: the same host
     names, per-caller caps, signs of life and bearer tokens, and one count of calls in flight
     and waiting for a person. With ``options.tokens``, MCP and A2A require one of them (401
-    otherwise; the A2A card stays public), looked up in one shared
+    otherwise; the A2A card stays public), and so does AG-UI, looked up in one shared
     :class:`~foldkit_agent.edge.TokenTable`; the verified subject and scopes become the
     call's credentials. With tokens the WebMCP page and the console require a person to sign
     in with one (one :class:`~foldkit_agent.adapters.web.signin.People` for both), and the
@@ -165,12 +167,42 @@ def http_parts(
         parts.append(
             partial(native_app, service_tokens=tokens, path="/native", options=native, calls=calls)
         )
+    if options.ag_ui is not None:
+        from ...adapters.pydantic_ai.ag_ui import ag_ui_app
+
+        copilot = load_agent(options.ag_ui)
+        parts.append(
+            partial(ag_ui_app, agent=copilot, options=shared, calls=calls, path=AG_UI_PATH)
+        )
     if options.a2a:
         from ...adapters.a2a import a2a_app
 
         a2a = partial(a2a_app, name=name, version=version, base_url=base_url, options=shared)
         parts.append(partial(a2a, task_store=task_store, calls=calls))
     return parts
+
+
+def load_agent(reference: str) -> Any:
+    """The pydantic-ai ``Agent`` ``--ag-ui MODULE:ATTR`` names (or that a function there
+    returns, called with no arguments).
+
+    Raises:
+        TargetError: the reference cannot be loaded, or it is not an ``Agent``.
+    """
+    from pydantic_ai import Agent
+
+    found: Any = load_attr(reference, like="examples.todo_web.copilot:agent")
+    if not isinstance(found, Agent) and callable(found):
+        try:
+            found = found()
+        except Exception as exc:
+            raise TargetError(f"--ag-ui {reference}() failed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(found, Agent):
+        raise TargetError(
+            f"--ag-ui {reference}: expected a pydantic-ai Agent (or a function returning one), "
+            f"got {type(found).__name__}"
+        )
+    return cast("Any", found)
 
 
 def http_options(options: ServeOptions) -> HttpOptions:
