@@ -194,3 +194,47 @@ async def _last_task(client: Any, request: Any) -> Any:
     tasks = [event.task for event in events if event.HasField("task")]
     assert tasks, events
     return tasks[-1]
+
+
+def _claims_of(token: str) -> dict[str, Any]:
+    import base64
+
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+async def test_the_tenant_is_the_tokens_claim_and_another_named_tenant_is_refused(
+    issuer: Issuer,
+) -> None:
+    from a2a.types import TaskState
+
+    from tests.support.a2a_lab import skill_request
+    from tests.support.serving import a2a_client, todos_of
+
+    token = issuer.token("openid email")  # its email claim names the tenant
+    tenant = _claims_of(token)["email"]
+    unclaimed = issuer.token("openid todos:read")  # names no email
+    flags = (*_flags(issuer), "--a2a", "--tenant-from", "claim:email", "--tenant-idle", "0.5")
+    async with serving(*flags, target="examples.todo:runtime", port=_port(issuer)) as server:
+        async with mcp_client(issuer.resource, token) as client:
+            await client.call_tool("create_todo", {"title": "Milk"})
+            assert [t["title"] for t in await todos_of(client)] == ["Milk"]
+        async with a2a_client(server.origin, token) as client:
+            own = await _last_task(client, skill_request("create_todo", {"title": "Eggs"}))
+            other = skill_request("create_todo", {"title": "Jam"})
+            other.tenant = "someone-else@example.org"  # A2A's own tenant field, not the claim's
+            foreign = await _last_task(client, other)
+        async with mcp_client(issuer.resource, token) as client:
+            # one tenant on both transports, and nothing of the other tenant's call in it
+            assert [t["title"] for t in await todos_of(client)] == ["Milk", "Eggs"]
+        async with httpx.AsyncClient() as http:
+            refused = await http.post(
+                issuer.resource,
+                json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                headers={"Authorization": f"Bearer {unclaimed}"},
+            )
+        closed = await server.line(r"^tenant .* closed \(idle\)")
+    assert tenant in closed
+    assert own.status.state == TaskState.TASK_STATE_COMPLETED
+    assert foreign.status.state == TaskState.TASK_STATE_REJECTED
+    assert refused.status_code == 401  # a token that names no tenant is not this server's

@@ -88,7 +88,7 @@ async def test_each_tenant_hears_its_own_list_changed_in_both_mcp_eras(key: str,
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["--tenant-from", "moon"], "--tenant-from takes principal or path"),
+        (["--tenant-from", "moon"], "--tenant-from takes principal, path or claim:NAME"),
         (["--tenant-from", "principal"], "--tenant-from principal needs --token"),
         (["--tenant-from", "path", "--webmcp"], "--tenant-from applies to --mcp http and --a2a"),
         (["--tenant-from", "path", "--tenant-idle", "0"], "--tenant-idle must be a positive"),

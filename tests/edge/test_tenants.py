@@ -24,7 +24,13 @@ from foldkit_agent.edge import (
     principal_tenant,
     resolve_runtime,
 )
-from foldkit_agent.edge.tenants import PATH_TENANT_KEY, foreign_token, hold_path_tenant
+from foldkit_agent.edge.tenants import (
+    GRANT_TENANT_KEY,
+    PATH_TENANT_KEY,
+    claim_tenant,
+    foreign_token,
+    hold_path_tenant,
+)
 
 
 class HeldStore:
@@ -247,3 +253,24 @@ def test_a_path_tenant_is_its_own_only_for_a_caller_authenticated_as_it() -> Non
     assert own_path_tenant(SimpleNamespace(request=request("acme", "acme"))) == "acme"
     assert own_path_tenant(request("acme", "globex")) is None  # another tenant's token
     assert own_path_tenant(request("acme", None)) is None  # nobody authenticated
+
+
+def test_a_claimed_tenant_is_the_tokens_and_must_match_any_tenant_the_request_names() -> None:
+    def request(claimed: str | None, path: str | None = None) -> FakeRequest:
+        token = SimpleNamespace(subject="alice", claims=None if claimed is None else {
+            "tenant": claimed})  # fmt: skip
+        scope: dict[str, Any] = {"user": SimpleNamespace(is_authenticated=True, access_token=token)}
+        if path is not None:
+            scope["path_params"] = {"tenant": path}
+        return FakeRequest(scope)
+
+    assert claim_tenant(SimpleNamespace(request=request("acme"))) == "acme"
+    assert claim_tenant(request("acme", path="acme")) == "acme"
+    assert claim_tenant(request("acme", path="globex")) is None  # the path names another
+    assert claim_tenant(request(None)) is None  # the token names no tenant
+    a2a = SimpleNamespace(tenant="", state={GRANT_TENANT_KEY: "acme", PATH_TENANT_KEY: None})
+    assert claim_tenant(a2a) == "acme"
+    a2a.tenant = "globex"  # A2A's own field names another tenant
+    assert claim_tenant(a2a) is None
+    a2a.tenant, a2a.state[PATH_TENANT_KEY] = "", "globex"
+    assert claim_tenant(a2a) is None

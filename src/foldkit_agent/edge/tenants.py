@@ -27,11 +27,13 @@ from ..runtime.bound import AgentRuntime
 from .tokens import Grant, TokenTable
 
 __all__ = [
+    "GRANT_TENANT_KEY",
     "PATH_TENANT_KEY",
     "NoTenantError",
     "TenantKey",
     "Tenants",
     "TenantsFullError",
+    "claim_tenant",
     "foreign_token",
     "hold_path_tenant",
     "own_path_tenant",
@@ -43,6 +45,10 @@ _log = logging.getLogger("foldkit_agent.edge")
 
 MAX_KEY = 200
 """Longest tenant key accepted (characters); a longer one is no tenant."""
+
+GRANT_TENANT_KEY = "foldkit_agent.grant_tenant"
+"""Where an A2A call context's ``state`` keeps the tenant its verified token's claim names
+(:attr:`Grant.tenant <foldkit_agent.edge.Grant.tenant>`), for :func:`claim_tenant`."""
 
 PATH_TENANT_KEY = "foldkit_agent.path_tenant"
 """Where :func:`hold_path_tenant` keeps the ``{tenant}`` of the mount a request came through
@@ -109,6 +115,12 @@ def hold_path_tenant(scope: Any) -> None:
         scope[PATH_TENANT_KEY] = value if isinstance(value, str) and value else None
 
 
+def _in_state(ctx: Any, key: str) -> Any:
+    """What an A2A call context's ``state`` holds under ``key`` (``None``: nothing)."""
+    state: Any = getattr(ctx, "state", None)
+    return cast(Mapping[str, Any], state).get(key) if isinstance(state, Mapping) else None
+
+
 def path_tenant(ctx: Any) -> str | None:
     """The tenant is the ``{tenant}`` path parameter of the mount the request came through
     (``/{tenant}/mcp``, ``/{tenant}/a2a/...``).
@@ -125,12 +137,7 @@ def path_tenant(ctx: Any) -> str | None:
         held = request.scope.get(PATH_TENANT_KEY)
         value = held if held is not None else request.scope.get("path_params", {}).get("tenant")
     else:
-        state: Any = getattr(ctx, "state", None)
-        value = (
-            cast(Mapping[str, Any], state).get(PATH_TENANT_KEY)
-            if isinstance(state, Mapping)
-            else None
-        )
+        value = _in_state(ctx, PATH_TENANT_KEY)
         claimed = getattr(ctx, "tenant", "")
         if isinstance(claimed, str) and claimed and claimed != value:
             return None  # the body (or a route further in) names another tenant than the path
@@ -172,6 +179,51 @@ def own_path_tenant(ctx: Any) -> str | None:
     """
     tenant = path_tenant(ctx)
     return tenant if tenant is not None and principal_tenant(ctx) == tenant else None
+
+
+def _claimed(ctx: Any) -> str | None:
+    """The tenant the verified token's claim names: MCP's ``AccessToken.claims["tenant"]``
+    (:class:`~foldkit_agent.adapters.mcp.GrantVerifier` puts it there), A2A's call context
+    ``state[GRANT_TENANT_KEY]`` (its context builder copies it), the surface's user's grant."""
+    request = _request_of(ctx)
+    if request is None:
+        value = _in_state(ctx, GRANT_TENANT_KEY)
+    else:
+        user: Any = request.scope.get("user")
+        claims: Any = getattr(getattr(user, "access_token", None), "claims", None)
+        grant: Any = getattr(user, "grant", None)
+        value = (
+            cast(Mapping[str, Any], claims).get("tenant")
+            if isinstance(claims, Mapping)
+            else getattr(grant, "tenant", None)
+        )
+    return value if isinstance(value, str) and value else None
+
+
+def claim_tenant(ctx: Any) -> str | None:
+    """The tenant is what the caller's verified token names in its tenant claim
+    (``OAuthOptions(tenant_claim="org")``, ``serve --tenant-from claim:org``).
+
+    Where the request also names a tenant — the ``{tenant}`` of the mount it came through, or
+    A2A's own ``tenant`` field — the two must be the same, else the request names no tenant
+    and is refused: a token of one organisation never reaches another's Model by its URL.
+
+    Example:
+        >>> Tenants(runtime, key=claim_tenant)  # /acme/mcp with a token whose org is acme
+    """
+    named = _claimed(ctx)
+    if named is None:
+        return None
+    request = _request_of(ctx)
+    if request is not None:
+        others = [request.scope.get(PATH_TENANT_KEY), request.scope.get("path_params", {})]
+        others[1] = cast(Mapping[str, Any], others[1]).get("tenant")
+    else:
+        others = [_in_state(ctx, PATH_TENANT_KEY), getattr(ctx, "tenant", None)]
+    for other in others:
+        if isinstance(other, str) and other and other != named:
+            return None
+    return named
 
 
 class NoTenantError(Exception):

@@ -24,7 +24,7 @@ from starlette.types import Scope
 from ...edge.auth import REQUIRED_TEXT, UNVERIFIED_TEXT, backend_step
 from ...edge.disconnect import WATCH
 from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
-from ...edge.tenants import PATH_TENANT_KEY
+from ...edge.tenants import GRANT_TENANT_KEY, PATH_TENANT_KEY
 from ...edge.tokens import Grant, TokenTable, bearer_token
 from ...edge.wire import WireError
 from .card import is_public_card
@@ -164,7 +164,9 @@ class BearerTokenBackend(VerifiedBearerBackend):
 class ContextBuilder(DefaultServerCallContextBuilder):
     """Adds the Starlette-authenticated caller (or ``None``) to the call context's state, and
     the tenant of the path the request came through
-    (:data:`~foldkit_agent.edge.tenants.PATH_TENANT_KEY`, ``None`` outside a tenant's path).
+    (:data:`~foldkit_agent.edge.tenants.PATH_TENANT_KEY`, ``None`` outside a tenant's path)
+    and the one its verified token's claim names
+    (:data:`~foldkit_agent.edge.tenants.GRANT_TENANT_KEY`, ``None`` without one).
 
     The raw ``Authorization`` and ``Cookie`` headers are dropped from ``state["headers"]``:
     authentication already consumed them, and the SDK logs the call context at DEBUG level.
@@ -176,7 +178,9 @@ class ContextBuilder(DefaultServerCallContextBuilder):
         if isinstance(headers, dict):
             for secret in _SECRET_HEADERS:
                 cast(dict[str, Any], headers).pop(secret, None)
-        ctx.state[CREDENTIALS_KEY] = _caller(request)
+        caller = ctx.state[CREDENTIALS_KEY] = _caller(request)
+        grant = getattr(caller.user, "grant", None) if caller is not None else None
+        ctx.state[GRANT_TENANT_KEY] = grant.tenant if isinstance(grant, Grant) else None
         watching = request.scope.get(WATCH)
         if watching is not None:  # the executor's call is aborted if its client goes away
             ctx.state[WATCH] = watching

@@ -205,8 +205,9 @@ FLAGS: Final[dict[str, Flag]] = {
         "With --mcp http and/or --a2a: serve one runtime per tenant, MODULE:ATTR(tenant) "
         "each; the tenant is the bearer token's subject (principal; needs --token) or the first "
         "path segment (path: /TENANT/mcp, /TENANT/a2a/...; with --token, only for a token of "
-        "that tenant); see docs/deploy.md",
-        "principal|path",
+        "that tenant) or a claim of the --auth-issuer's tokens (claim:org: the token's org); "
+        "see docs/deploy.md",
+        "principal|path|claim:NAME",
         TENANTS,
     ),
     "tenant_idle": Flag(

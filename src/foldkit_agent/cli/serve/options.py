@@ -146,7 +146,8 @@ class ServeOptions:
         drain_timeout: seconds calls in flight get on SIGTERM (``None``: from the contract).
         caller_limits: the per-caller caps of every adapter.
         connection_limits: the timeouts and caps of each HTTP connection.
-        tenant_from, tenant_idle, max_tenants: one runtime per tenant (:data:`TENANT_MODES`).
+        tenant_from, tenant_idle, max_tenants: one runtime per tenant (:data:`TENANT_MODES`,
+            or ``claim:NAME``: :attr:`tenant_claim`).
         a2a_task_store: where A2A keeps its tasks (``sqlite:PATH``, ``postgres:DSN``).
         rate_limit, rate_limit_storage: requests one caller may make to the HTTP adapters
             (``"100/minute"``; ``None``: no limit) and the ``limits`` storage counting them
@@ -243,6 +244,13 @@ class ServeOptions:
         return bool(self.native_tokens)
 
     @property
+    def tenant_claim(self) -> str | None:
+        """The claim ``--tenant-from claim:NAME`` reads the tenant from, else ``None``."""
+        mode = self.tenant_from or ""
+        claim = mode.removeprefix("claim:")
+        return claim if mode.startswith("claim:") and claim else None
+
+    @property
     def bearer(self) -> bool:
         """Whether MCP and A2A over HTTP require a bearer token (``--token`` or an issuer)."""
         return bool(self.tokens) or self.auth_issuer is not None
@@ -266,6 +274,7 @@ class ServeOptions:
             client_id=(self.client_id or self.audience) if introspecting else None,
             client_secret=self.client_secret if introspecting else None,
             scopes=self.auth_scopes,
+            tenant_claim=self.tenant_claim,
         )
 
     @property
@@ -452,8 +461,16 @@ class ServeOptions:
         mode = self.tenant_from
         if mode is None:
             return None
-        if mode not in TENANT_MODES:
-            return f"--tenant-from takes {' or '.join(TENANT_MODES)}, got {mode!r}"
+        if mode not in TENANT_MODES and self.tenant_claim is None:
+            return (
+                f"--tenant-from takes {', '.join(TENANT_MODES)} or claim:NAME (a claim of the "
+                f"--auth-issuer's tokens), got {mode!r}"
+            )
+        if self.tenant_claim is not None and self.auth_issuer is None:
+            return (
+                f"--tenant-from {mode} reads the tenant off a verified token's claim: add "
+                "--auth-issuer URL (a --token carries no claims)"
+            )
         if self.mcp == "stdio":
             return "--tenant-from serves many callers over HTTP; a --mcp stdio server has one user"
         if (

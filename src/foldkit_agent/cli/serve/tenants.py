@@ -1,4 +1,5 @@
-"""``serve --tenant-from principal|path``: one runtime per tenant, made by ``MODULE:ATTR(tenant)``.
+"""``serve --tenant-from principal|path|claim:NAME``: one runtime per tenant, made by
+``MODULE:ATTR(tenant)``.
 
 The runtimes are held by one :class:`~foldkit_agent.edge.Tenants`, which every HTTP adapter
 of the server takes as its ``resolve``. With ``--audit``, each tenant's runtime writes to its
@@ -20,7 +21,7 @@ from starlette.types import Scope
 from ...audit.forward import AuditSink
 from ...contract.declare import AgentDefinition
 from ...edge.guard import Rules, jsonrpc_or_plain, route_path
-from ...edge.tenants import Tenants, foreign_token, own_path_tenant
+from ...edge.tenants import Tenants, claim_tenant, foreign_token, own_path_tenant
 from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import WireError
 from ...runtime.bound import AgentRuntime
@@ -132,7 +133,9 @@ async def serve_tenants(loaded: Any, options: ServeOptions) -> AsyncGenerator[Te
         options: ``tenant_from``, ``tenant_idle``, ``max_tenants`` and the audit flags; with
             ``tokens`` (``--token`` given), a tenant read off the path is served only to a
             caller whose token's subject is that tenant
-            (:func:`~foldkit_agent.edge.own_path_tenant`).
+            (:func:`~foldkit_agent.edge.own_path_tenant`); with ``claim:NAME``, the tenant is
+            the claim of the issuer's verified token
+            (:func:`~foldkit_agent.edge.tenants.claim_tenant`).
     """
     audit, durable, reference = options.audit, options.audit_durable, options.target
 
@@ -141,6 +144,8 @@ async def serve_tenants(loaded: Any, options: ServeOptions) -> AsyncGenerator[Te
 
     key = options.tenant_from
     mode: Any = own_path_tenant if key == "path" and options.tokens else key
+    if options.tenant_claim is not None:
+        mode = claim_tenant
     async with Tenants(
         factory,
         key=mode,
