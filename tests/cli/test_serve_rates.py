@@ -1,5 +1,6 @@
 """``serve --rate-limit``: one caller past its rate is answered 429 with ``Retry-After`` at the
-edge guard, audited, while another caller is served (edge/rates.py, edge/guard.py)."""
+edge guard, audited with that caller's principal, while another caller is served
+(edge/rates.py, edge/guard.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import anyio
 import httpx
 import pytest
 
+from foldkit_agent.adapters.web.csrf import CSRF_HEADER
 from tests.support.hostile import mcp_call_body, mcp_headers
 from tests.support.serving import serve_process
 
@@ -58,7 +60,34 @@ async def test_one_tokens_1000_calls_get_429s_past_its_rate_while_another_token_
     entries = [json.loads(line) for line in audit.read_text().splitlines()]
     refused = [e for e in entries if e["decision"] == "refused"]
     assert len(refused) == 900
-    assert {(e["capability"], e["outcome"]) for e in refused} == {
-        ("create_todo", "AgentCapabilityUnavailableError")
+    assert {(e["capability"], e["outcome"], e["principal"]) for e in refused} == {
+        ("create_todo", "AgentCapabilityUnavailableError", "alice")  # whose calls were limited
     }
     assert sum(e["decision"] == "dispatched" for e in entries) == 105
+
+
+async def test_the_pages_429s_are_audited_with_the_signed_in_persons_principal(
+    tmp_path: Path,
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    flags = ("--webmcp", "--token", f"{ALICE}=alice", "--rate-limit", "4/minute")
+    async with (
+        serve_process("examples.todo:runtime", *flags, "--audit", f"jsonl:{audit}") as origin,
+        httpx.AsyncClient(base_url=origin, timeout=60, headers={"Origin": origin}) as page,
+    ):
+        signed = await page.post("/console/sign-in", json={"token": ALICE})
+        assert signed.status_code == 200, signed.text
+        csrf = {CSRF_HEADER: (await page.get("/agent/session")).json()["csrfToken"]}
+        statuses = [
+            (
+                await page.post("/agent/invoke/create_todo", json={"title": f"t{n}"}, headers=csrf)
+            ).status_code
+            for n in range(6)
+        ]
+    assert 429 in statuses
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    refused = [e for e in entries if e["decision"] == "refused"]
+    assert len(refused) == statuses.count(429)
+    assert {(e["transport"], e["capability"], e["principal"]) for e in refused} == {
+        ("webmcp", "create_todo", "alice")
+    }

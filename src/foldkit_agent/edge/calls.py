@@ -78,7 +78,7 @@ from .callers import ANONYMOUS, DEFAULT_CALLER_LIMITS, CallerLimits, CapReached,
 from .disconnect import WATCH, Watch
 from .progress import DEFAULT_PROGRESS_INTERVAL, Beat, beat_until_done
 from .rates import RateLimits
-from .resolve import audit_refusal, principal_for_record
+from .resolve import audit_refused_call
 from .wire import WireError
 
 __all__ = [
@@ -406,15 +406,7 @@ class CallsInFlight:
     ) -> Outcome:
         """The answer to a call past a cap on calls in flight or a declared rate: not
         started, audited."""
-        invocation = _invocation(request, None, None)
-        audit_refusal(
-            rt,
-            capability=name,
-            transport=request.transport,
-            err=err,
-            invocation_id=invocation.id,
-            principal=await principal_for_record(rt, invocation),
-        )
+        await audit_refused_call(rt, _invocation(request, None, None), name, err)
         text = f"{name[:200]} was not started: {err.text} Nothing was sent."
         data: dict[str, Any] = {
             "status": "refused",

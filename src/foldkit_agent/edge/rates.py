@@ -14,7 +14,8 @@ let through twice its rate across a window's edge):
   ``isError`` result, an A2A ``REJECTED`` task, the framework's tool error).
 
 Both are audited as ``refused`` decisions (outcome ``AgentCapabilityUnavailableError``, code
-``rate-limited``) wherever the refused request names its capability. The counts live in one
+``rate-limited``) wherever the refused request names its capability, with the principal
+of the caller that was limited. The counts live in one
 storage per server: in memory by default, so **each worker process counts its own** (N workers
 let a caller through N times the rate); ``storage=`` takes any URI of the ``limits``
 library's storages (``redis://host:6379``, ``memcached://host:11211``, ``mongodb://...``,

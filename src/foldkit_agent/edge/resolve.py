@@ -33,6 +33,7 @@ __all__ = [
     "RuntimeUnavailableError",
     "Target",
     "audit_refusal",
+    "audit_refused_call",
     "awaited",
     "check_target",
     "principal_for_record",
@@ -174,6 +175,26 @@ def audit_refusal(
         decision="refused",
         outcome=outcome,
         input=None,
+    )
+
+
+async def audit_refused_call(
+    runtime: AgentRuntime[Any, Any], invocation: Invocation, capability: str, err: WireError
+) -> None:
+    """:func:`audit_refusal` of a request whose caller is known: under ``invocation``'s id and
+    transport, with the principal its credentials give (:func:`principal_for_record`).
+
+    Example:
+        >>> inv = Invocation(transport="mcp", credentials=token)
+        >>> await audit_refused_call(rt, inv, "create_todo", WireError(429, "rate-limited", "..."))
+    """
+    audit_refusal(
+        runtime,
+        capability=capability,
+        transport=invocation.transport,
+        err=err,
+        invocation_id=invocation.id,
+        principal=await principal_for_record(runtime, invocation),
     )
 
 

@@ -36,8 +36,7 @@ from ...edge.progress import DEFAULT_PROGRESS_INTERVAL, check_interval
 from ...edge.resolve import (
     UNAVAILABLE_TEXT,
     RuntimeUnavailableError,
-    audit_refusal,
-    principal_for_record,
+    audit_refused_call,
 )
 from ...edge.scopes import insufficient
 from ...edge.tenants import PATH_TENANT_KEY, NoTenantError, TenantsFullError
@@ -216,14 +215,7 @@ class CapabilityExecutor(AgentExecutor):
             queue, run.updater, context, refused(err.text, cap.name), submitted=run.submitted
         )
         invocation = Invocation(id=run.updater.task_id, transport="a2a", credentials=caller)
-        audit_refusal(
-            runtime,
-            capability=cap.name,
-            transport="a2a",
-            err=err,
-            invocation_id=invocation.id,
-            principal=await principal_for_record(runtime, invocation),
-        )
+        await audit_refused_call(runtime, invocation, cap.name, err)
         return True
 
     def _request(self, context: RequestContext, run: _Run, cap: Capability) -> CallRequest:
@@ -321,13 +313,8 @@ class CapabilityExecutor(AgentExecutor):
                 transport="a2a",
                 credentials=call_context.state.get(CREDENTIALS_KEY),
             )
-            audit_refusal(
-                runtime,
-                capability=name,
-                transport="a2a",
-                err=WireError(403, "tenant", UNAVAILABLE_TEXT),
-                invocation_id=invocation.id,
-                principal=await principal_for_record(runtime, invocation),
+            await audit_refused_call(
+                runtime, invocation, name, WireError(403, "tenant", UNAVAILABLE_TEXT)
             )
         except Exception:
             _log.debug("could not audit the refusal of task %s", context.task_id, exc_info=True)

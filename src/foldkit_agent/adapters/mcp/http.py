@@ -31,6 +31,7 @@ from starlette.authentication import AuthenticationError
 from starlette.datastructures import Headers
 from starlette.types import Scope
 
+from ...contract.calls import Invocation
 from ...edge.auth import backend_step
 from ...edge.callers import Slots
 from ...edge.calls import CallsInFlight
@@ -38,7 +39,7 @@ from ...edge.guard import Authenticate, EdgeGuard, Routes, Rules, jsonrpc_or_pla
 from ...edge.hosts import HostPolicy
 from ...edge.oauth import OAuthVerifier
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
-from ...edge.resolve import audit_refusal, static_runtime
+from ...edge.resolve import audit_refusal, audit_refused_call, static_runtime
 from ...edge.scopes import challenge, scope_table, scopes_supported
 from ...edge.tokens import Grant, TokenTable, bearer_token
 from ...edge.wire import WireError
@@ -324,12 +325,18 @@ def http_app(
         metadata = str(build_resource_metadata_url(auth.resource_server_url))
     served_as = [] if host in _WILDCARD_BINDS else [host]
 
-    async def audit(scope: Scope, rules: Rules, err: WireError, _authenticated: bool) -> None:
+    async def audit(scope: Scope, rules: Rules, err: WireError, authenticated: bool) -> None:
         # resolve(ctx) needs the SDK's request context, which a refused request never gets:
-        # only a fixed runtime can record it.
+        # only a fixed runtime can record it. Past authentication (a rate limit, a body cap)
+        # the refusal is the verified token's caller's (a credentials_of hook needs that
+        # context too: no principal then).
         capability = None if static is None or not rules.jsonrpc else _named(scope)
-        if static is not None and capability is not None:
-            audit_refusal(static, capability=capability, transport=TRANSPORT, err=err)
+        if static is None or capability is None:
+            return
+        user = scope.get("user") if authenticated and credentials_of is None else None
+        token = getattr(user, "access_token", None)
+        invocation = Invocation(transport=TRANSPORT, credentials=token)
+        await audit_refused_call(static, invocation, capability, err)
 
     sessions = Slots(
         "open MCP sessions",

@@ -17,13 +17,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
+from ...contract.calls import Invocation
 from ...edge.activity import ActivityFeed
 from ...edge.approvals import ParkedApproval
 from ...edge.calls import CallRequest, CallsInFlight
 from ...edge.guard import BODY_KEY, Rules
 from ...edge.resolve import (
     RuntimeUnavailableError,
-    audit_refusal,
+    audit_refused_call,
     awaited,
     resolve_runtime,
     static_runtime,
@@ -103,10 +104,18 @@ class Surface:
             return
         if not authenticated and static_runtime(self.c.target) is None:
             return
-        rt = await self._runtime(Request(scope))
-        if isinstance(rt, AgentRuntime):
-            transport = self._transport(scope)
-            audit_refusal(rt, capability=rules.capability, transport=transport, err=err)
+        request = Request(scope)
+        rt = await self._runtime(request)
+        if not isinstance(rt, AgentRuntime):
+            return
+        credentials = None
+        if authenticated:  # past the caller's check (a rate limit, a body cap): theirs
+            try:
+                credentials = await self._credentials(request)
+            except Exception:
+                _log.warning("credentials_of raised; auditing the refusal without them")
+        invocation = Invocation(transport=self._transport(scope), credentials=credentials)
+        await audit_refused_call(rt, invocation, rules.capability, err)
 
     async def _credentials(self, request: Request) -> Any:
         if self.c.credentials_of is None:
