@@ -17,7 +17,7 @@ FIELD_STAMP := $(FIELD_VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 WRK ?= wrk
 
-.PHONY: demo test unit lint format bench soak check install node field conformance-node conformance chromium postgres wrk nginx clean
+.PHONY: demo test unit lint format bench soak check install node field conformance-node conformance chromium postgres wrk nginx clean view
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,16 @@ $(CONFORMANCE_STAMP): tests/conformance/package.json tests/conformance/package-l
 	touch $(CONFORMANCE_STAMP)
 
 conformance-node: $(CONFORMANCE_STAMP)
+
+# The generated MCP Apps view's one self-contained script: view.src.js with the pinned
+# @modelcontextprotocol/ext-apps bundled in (its App speaks to the host). Commit the result;
+# tests/adapters/mcp/test_view_bundle.py rebuilds it and compares.
+VIEW_DIR := src/foldkit_agent/adapters/mcp/view
+VIEW_OUT ?= $(VIEW_DIR)/view.js
+view: | $(NODE_STAMP)
+	NODE_PATH=tests/interop/node_modules tests/interop/node_modules/.bin/esbuild \
+	  $(VIEW_DIR)/view.src.js --bundle --minify --format=iife --target=es2020 \
+	  --legal-comments=none --log-level=warning --outfile=$(VIEW_OUT)
 
 # Every server scenario of @modelcontextprotocol/conformance against
 # `foldkit-agent serve examples.conformance:runtime`; a failure not in

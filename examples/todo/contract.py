@@ -217,4 +217,6 @@ AppAgent = TodoAgent.make(
             projection=Todos,
         ),
     ],
+    # MCP Apps hosts render it beside the chat: the todos, and a form per capability
+    view=agent.view(title="Todos"),
 )

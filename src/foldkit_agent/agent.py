@@ -44,6 +44,7 @@ from .contract.declare import (
 )
 from .contract.presentation import PresentationOptions
 from .contract.variant import ActionVariant, Variant, VariantFn, action, variant
+from .contract.view import View
 from .errors import *  # noqa: F403
 from .errors import AgentContractError
 from .manifest import context_schema, messages, resources, schema, to_manifest, to_markdown
@@ -196,10 +197,15 @@ class AgentBuilder(Generic[M, P, U]):
         messages: ExposedMessages[E] | Iterable[ExposedMessages[E]],
         context: Projection | Feature | None = None,
         resources: Iterable[Resource] = (),
+        view: View | None = None,
     ) -> AgentDefinition[M, P, E]:
         """See :func:`~foldkit_agent.contract.declare.make`."""
         return make(
-            messages=messages, context=context, resources=resources, model_type=self.model_type
+            messages=messages,
+            context=context,
+            resources=resources,
+            model_type=self.model_type,
+            view=view,
         )
 
     def bind(

@@ -121,13 +121,13 @@ def test_a_database_from_before_approval_gains_the_columns_and_keeps_its_rows(
     _approved(audit)
     audit.close()
     rows = sink.query()
-    assert [(e.invocation_id, e.approval, e.approved_by) for e in rows] == [
-        ("old", None, None),
-        ("i1", "approved", "alice"),
+    assert [(e.invocation_id, e.approval, e.approved_by, e.actor) for e in rows] == [
+        ("old", None, None, None),
+        ("i1", "approved", "alice", None),
     ]
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (5,)
     finally:
         conn.close()
 

@@ -179,6 +179,7 @@ async def test_a_calls_one_audit_entry_names_its_invocation_capability_and_decis
         "approved_by": None,
         "approval_text": None,
         "approval_asks": None,
+        "actor": None,  # the invocation named nobody who pressed it
     }
 
 

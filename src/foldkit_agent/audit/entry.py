@@ -56,6 +56,8 @@ class AuditEntry:
         approval_asks: how many times the person was asked: ``1``, or ``2`` when they were
             asked again because the Model changed while they decided (re-asked) or they
             edited the input; ``None`` when nobody was asked.
+        actor: who pressed the call, as its transport was told (``Invocation.actor``: on MCP
+            ``"agent"`` or ``"view"``); ``None`` when the transport says nothing.
     """
 
     at: datetime
@@ -71,6 +73,7 @@ class AuditEntry:
     approved_by: str | None = None
     approval_text: str | None = None
     approval_asks: int | None = None
+    actor: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON data (``at`` as an ISO 8601 string with microseconds).

@@ -230,6 +230,7 @@ class AuditLog(SinkForwarding):
         approved_by: str | None = None,
         approval_text: str | None = None,
         approval_asks: int | None = None,
+        actor: str | None = None,
     ) -> AuditTicket | None:
         """Record one decision; what the runtime calls, once per invocation.
 
@@ -285,6 +286,9 @@ class AuditLog(SinkForwarding):
             None if approved_by is None else text(str(approved_by)[:200]),
             None if approval_text is None else text(approval_text[:_APPROVAL_TEXT_MAX]),
             approval_asks,
+            actor
+            if actor is None or (type(actor) is str and actor.isascii() and len(actor) <= 40)
+            else text(str(actor)[:40]),
         )
         kept: Row | AuditEntry = row
         if self._followers or self._sink is not None:

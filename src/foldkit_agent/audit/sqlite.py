@@ -19,8 +19,8 @@ __all__ = ["SqliteAuditSink"]
 
 # ``at`` as UTC ISO 8601 text with microseconds (fixed width: text order = time order)
 _SCHEMA = schema(key="INTEGER PRIMARY KEY", time="TEXT", json="TEXT", seconds="REAL")
-_SCHEMA_VERSION = 4  # 2: the approval columns; 3: what the person was asked, and how often;
-# 4: the idempotency_keys table
+_SCHEMA_VERSION = 5  # 2: the approval columns; 3: what the person was asked, and how often;
+# 4: the idempotency_keys table; 5: the actor column
 _INSERT = (
     f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
@@ -44,9 +44,9 @@ class SqliteAuditSink(DatabaseAuditSink):
 
     Table ``audit_entries``: ``id``, ``at`` (UTC ISO 8601 text, fixed width), ``invocation_id``,
     ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
-    ``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``;
-    indexed on ``at`` and on ``(capability, at)``. A database written before those columns
-    existed gains them when a sink opens it (schema version 3; old rows read ``None``).
+    ``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``,
+    ``actor``; indexed on ``at`` and on ``(capability, at)``. A database written before those
+    columns existed gains them when a sink opens it (schema version 5; old rows read ``None``).
     Table ``idempotency_keys`` (schema version 4) keeps the idempotency keys
     (:meth:`idempotency_keys`).
 

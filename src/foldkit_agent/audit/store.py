@@ -7,9 +7,9 @@ passed; everything else is here, so the two stores hold the same rows and answer
 
 Table ``audit_entries``: ``id`` (ascending in insertion order), ``at`` (UTC), ``invocation_id``,
 ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
-``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``;
-indexed on ``at`` and on ``(capability, at)``. A table written before the approval columns
-existed gains them (NULL in its old rows) when a sink connects.
+``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``,
+``actor``; indexed on ``at`` and on ``(capability, at)``. A table written before the approval
+columns (or the actor) existed gains them (NULL in its old rows) when a sink connects.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ ADDED_COLUMNS = (
     ("approved_by", "TEXT"),
     ("approval_text", "TEXT"),
     ("approval_asks", "INTEGER"),
+    ("actor", "TEXT"),
 )
 """Columns added after the first schema, in order; a sink adds them to an older table."""
 
@@ -54,7 +55,8 @@ _SCHEMA = (
         approval      TEXT,           -- approved | declined | timeout | unavailable | stale
         approved_by   TEXT,           -- who approved, or NULL
         approval_text TEXT,           -- what the person was asked, or NULL
-        approval_asks INTEGER         -- how many times they were asked, or NULL
+        approval_asks INTEGER,        -- how many times they were asked, or NULL
+        actor         TEXT            -- agent | view (who pressed it), or NULL
     )
     """,
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",

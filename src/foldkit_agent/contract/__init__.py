@@ -48,6 +48,7 @@ from .declare import (
 )
 from .presentation import TITLE_MAX, Hints, Presentation, PresentationOptions
 from .variant import ActionVariant, Variant, action, variant
+from .view import View, view
 
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
@@ -78,6 +79,7 @@ __all__ = [
     "StateCompletion",
     "StateSource",
     "Variant",
+    "View",
     "Wiring",
     "action",
     "by_invocation_id",
@@ -88,5 +90,6 @@ __all__ = [
     "new_invocation_id",
     "resource",
     "variant",
+    "view",
     "when",
 ]

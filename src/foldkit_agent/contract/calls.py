@@ -92,6 +92,9 @@ class Invocation:
             its wire (MCP ``_meta["io.modelcontextprotocol/idempotencyKey"]``, A2A
             ``"idempotencyKey"`` in our extension's metadata entry, the page surface's and
             Agent Native's ``Idempotency-Key`` header, the toolsets' ``idempotency_key_of``).
+        actor: who pressed the call, as the transport was told (MCP: ``"agent"`` for the
+            model's call, ``"view"`` for a person's click in an MCP Apps view), recorded in
+            the audit; ``None`` when the transport says nothing. It grants nothing.
     """
 
     id: str = field(default_factory=_NEXT_ID)
@@ -100,6 +103,7 @@ class Invocation:
     credentials: Any = None
     approver: Approver | None = None
     idempotency_key: str | None = None
+    actor: str | None = None
 
 
 _InvocationDraft = draft_class(Invocation)
@@ -118,10 +122,7 @@ def in_app_invocation() -> Invocation:
     inv = _InvocationDraft()
     inv.id = _NEXT_ID()
     inv.transport = "in-app"
-    inv.signal = None
-    inv.credentials = None
-    inv.approver = None
-    inv.idempotency_key = None
+    inv.signal = inv.credentials = inv.approver = inv.idempotency_key = inv.actor = None
     inv.__class__ = Invocation
     return inv
 

@@ -29,6 +29,7 @@ from .presentation import PLAIN, Hints, Presentation
 from .rates import Rate
 from .schema import JsonSchema, RecursiveSchemaError, UnexpressibleSchemaError
 from .variant import ActionVariant, Variant
+from .view import View
 
 M = TypeVar("M", default=Any)
 P = TypeVar("P", default=Any)
@@ -412,12 +413,14 @@ class AgentDefinition(Generic[M, P, E_co]):
         context: the projection an agent sees, or ``None``.
         resources: name -> :class:`Resource`.
         model_type: the Model class, when the contract was built for one.
+        view: the application's view (:func:`~.view.view`), or ``None``.
     """
 
     capabilities: tuple[Capability, ...]
     context: Projection | None
     resources: Mapping[str, Resource]
     model_type: type[Any] | None = None
+    view: View | None = None
     by_name: Mapping[str, Capability] = field(init=False, repr=False)
     by_tag: Mapping[str, Capability] = field(init=False, repr=False)
 
@@ -482,6 +485,7 @@ def make(
     context: Projection | Feature | None = None,
     resources: Iterable[Resource] = (),
     model_type: type[Any] | None = None,
+    view: View | None = None,
 ) -> AgentDefinition[Any, Any, E]:
     """Assemble the contract.
 
@@ -491,11 +495,13 @@ def make(
             (``projection.pick(...)``, ``projection.compose(...)``) or a page feature
             (``surface.feature(...)``), whose projection it is.
         resources: named read-only projections.
+        view: the application's view for hosts that render one (``agent.view(...)``).
 
     Raises:
         AgentContractError: two capabilities share a name or tag, two resources a name,
-            ``context`` is neither a projection nor a feature, or a ``confirm`` capability
-            comes without a ``context`` (its approval preview could never show a change).
+            ``context`` is neither a projection nor a feature, a ``confirm`` capability
+            comes without a ``context`` (its approval preview could never show a change), or
+            ``view`` is not ``agent.view(...)`` or names as app-only what is not exposed.
 
     Example:
         >>> make(context=projection.pick(App.model.todos), messages=expose(TodoMessage, {...}))
@@ -530,4 +536,10 @@ def make(
         if r.name in by_name:
             raise AgentContractError(f"two resources are named {r.name!r}")
         by_name[r.name] = r
-    return AgentDefinition(tuple(caps), context, by_name, model_type)
+    definition = AgentDefinition(tuple(caps), context, by_name, model_type)
+    if view is None:
+        return definition
+    if not isinstance(view, View):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise AgentContractError("make(view=...) takes agent.view(...)")
+    resolved = view.resolved(definition.by_name, definition.lookup)
+    return AgentDefinition(tuple(caps), context, by_name, model_type, resolved)

@@ -138,6 +138,7 @@ class CallRequest:
             so the call may be asked again (the Model changed, the person edited the input);
             otherwise such a call is refused as ``"stale"`` at the first change. A second
             question waits under ``key`` again when one was given, else under a new token.
+        actor: ``Invocation.actor``: who pressed the call, as the transport was told.
     """
 
     transport: str
@@ -153,6 +154,7 @@ class CallRequest:
     interval: float = DEFAULT_PROGRESS_INTERVAL
     idempotency_key: str | None = None
     reask: bool = False
+    actor: str | None = None
 
 
 class CallsInFlight:
@@ -434,6 +436,7 @@ def _invocation(
     inv.credentials = request.credentials
     inv.approver = approver
     inv.idempotency_key = request.idempotency_key
+    inv.actor = request.actor
     inv.__class__ = Invocation
     return inv
 

@@ -256,6 +256,7 @@ class Call:
                         self.approved_by,
                         self.approval_text,
                         self.approval_asks,
+                        inv.actor,
                     )
                     # Answered means audited: with a durable sink the answer waits for the
                     # commit (bounded by the log's commit_timeout). A cancelled caller gets

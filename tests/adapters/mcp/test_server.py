@@ -74,7 +74,7 @@ async def test_resources_list_read_and_unknown_uri(mode: str) -> None:
         server = mcp_server(rt, name="todo", version="1")
         async with Client(server, mode=mode) as client:
             listed = {str(r.uri) for r in (await client.list_resources()).resources}
-            assert listed == {CONTEXT_URI, "agent://resources/todos"}
+            assert listed == {CONTEXT_URI, "agent://resources/todos", "ui://app/view.html"}
             await client.call_tool("create_todo", {"title": "Milk"})
             ctx = json.loads((await client.read_resource(CONTEXT_URI)).contents[0].text)  # type: ignore[union-attr]
             assert ctx == rt.context()

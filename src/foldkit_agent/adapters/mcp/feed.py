@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...errors import AgentError
 from ...runtime.bound import AgentRuntime, Change
+from .apps import tool_meta
 from .listing import Catalog, Listing, unavailable_tool
 from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX, tool
 
@@ -89,7 +90,10 @@ class Feed:
         self.peers: dict[int, LegacyPeer] = {}
         self.listing: Listing = listing
         caps = runtime.messages.all()
-        self.tools: dict[str, types.Tool] = {c.name: tool(c) for c in caps}
+        view = runtime.definition.view
+        self.tools: dict[str, types.Tool] = {
+            c.name: tool(c, None if view is None else tool_meta(view, c)) for c in caps
+        }
         self.unavailable: dict[str, types.Tool] = (
             {n: unavailable_tool(t) for n, t in self.tools.items()} if listing == "all" else {}
         )

@@ -39,7 +39,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import (
     Awaitable,
@@ -69,7 +68,6 @@ from ...edge.resolve import (
     resolve_runtime,
     static_runtime,
 )
-from ...errors import AgentError
 from ...runtime.bound import AgentRuntime
 from ...runtime.idempotency import IDEMPOTENCY_META, key_from
 from ...runtime.outcome import Outcome, refused
@@ -83,6 +81,7 @@ from .approval import (
     handshake_approver,
     owner_of,
 )
+from .apps import ACTOR_META, AGENT, VIEW
 from .feed import Feed, LegacyPeer
 from .listing import (
     CATALOG_NAMES,
@@ -94,7 +93,7 @@ from .listing import (
     check_listing,
     list_arguments,
 )
-from .shapes import CONTEXT_URI, RESOURCE_URI_PREFIX
+from .resources import check_uri, listed, read
 from .telemetry import Observed, observing
 
 _log = logging.getLogger("foldkit_agent.adapters.mcp")
@@ -298,8 +297,11 @@ class _Adapter:
         else:
             name, payload = params.name, {} if params.arguments is None else params.arguments
         request, meta = await self.call_request(ctx, rt, name), params.meta
-        if meta is not None and (given := meta.get(IDEMPOTENCY_META)) is not None:  # SEP-3182
-            request = replace(request, idempotency_key=key_from(given))
+        if meta is not None:
+            if (given := meta.get(IDEMPOTENCY_META)) is not None:  # SEP-3182
+                request = replace(request, idempotency_key=key_from(given))
+            if meta.get(ACTOR_META) == VIEW:  # an MCP Apps view's click, as the host forwards it
+                request = replace(request, actor=VIEW)
         got = await self.calls.run(rt, name, payload, request)
         return _asking(got) if isinstance(got, ParkedApproval) else _result(got)
 
@@ -318,7 +320,7 @@ class _Adapter:
         caller = ANONYMOUS if scope is None else caller_key(scope)
         plan = rt.plans.get(name)
         if plan is None or not plan.may_wait:  # nothing to ask or beat for
-            return CallRequest(TRANSPORT, caller, credentials, scope=scope)
+            return CallRequest(TRANSPORT, caller, credentials, scope=scope, actor=AGENT)
         asks = plan.asks_person  # else no person is ever asked: none to find
         ask = self.approver_for(ctx, credentials) if asks else None
         interval = self.progress_interval
@@ -337,6 +339,7 @@ class _Adapter:
             beat=beat,
             interval=interval,
             reask=ask == PARK,  # the next InputRequiredResult can put a second question
+            actor=AGENT,
         )
 
     def catalog_call(
@@ -405,48 +408,19 @@ class _Adapter:
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        rt = await self.runtime(ctx)
-        resources: list[types.Resource] = []
-        if rt.definition.context is not None:
-            resources.append(
-                types.Resource(
-                    uri=CONTEXT_URI,
-                    name="context",
-                    description="What the agent may see of the application's current state.",
-                    mime_type="application/json",
-                )
-            )
-        for name, res in rt.definition.resources.items():
-            resources.append(
-                types.Resource(
-                    uri=RESOURCE_URI_PREFIX + name,
-                    name=name,
-                    description=res.description,
-                    mime_type="application/json",
-                )
-            )
-        return types.ListResourcesResult(resources=resources)
+        return listed(await self.runtime(ctx))
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        rt = await self.runtime(ctx)
-        uri = str(params.uri)
-        value = _read(rt, uri)
-        return types.ReadResourceResult(
-            contents=[
-                types.TextResourceContents(
-                    uri=uri, mime_type="application/json", text=json.dumps(value, sort_keys=True)
-                )
-            ]
-        )
+        return read(await self.runtime(ctx), str(params.uri))
 
     async def subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         rt = await self.runtime(ctx)
         uri = str(params.uri)
-        _check_uri(rt, uri)
+        check_uri(rt, uri)
         peer = self.track(ctx, rt)
         if peer is not None:
             peer.uris.add(uri)
@@ -466,36 +440,6 @@ class _Adapter:
     ) -> types.SubscriptionsListenResult:
         rt = await self.runtime(ctx)
         return await self.feed(rt).listen(ctx, params)
-
-
-def _check_uri(rt: AgentRuntime[Any, Any], uri: str) -> None:
-    if uri == CONTEXT_URI and rt.definition.context is not None:
-        return
-    if (
-        uri.startswith(RESOURCE_URI_PREFIX)
-        and uri[len(RESOURCE_URI_PREFIX) :] in rt.definition.resources
-    ):
-        return
-    raise MCPError(
-        types.INVALID_PARAMS,
-        "There is no resource with this URI. List the resources and read one of those.",
-        {"uri": uri[:300]},
-    )
-
-
-def _read(rt: AgentRuntime[Any, Any], uri: str) -> Any:
-    _check_uri(rt, uri)
-    try:
-        if uri == CONTEXT_URI:
-            return rt.context()
-        return rt.resources.read(uri[len(RESOURCE_URI_PREFIX) :])
-    except AgentError as err:
-        raise MCPError(types.INVALID_PARAMS, err.message, {"uri": uri}) from err
-    except Exception as exc:
-        _log.warning("reading %s failed", uri, exc_info=True)
-        raise MCPError(
-            types.INTERNAL_ERROR, "The resource could not be read.", {"uri": uri}
-        ) from exc
 
 
 def _asking(parked: ParkedApproval) -> types.InputRequiredResult:

@@ -68,9 +68,10 @@ def tool_annotations(title: str | None, hints: Hints) -> types.ToolAnnotations:
     return types.ToolAnnotations(**{k: v for k, v in values.items() if v is not None})
 
 
-def tool(cap: Capability) -> types.Tool:
+def tool(cap: Capability, meta: dict[str, Any] | None = None) -> types.Tool:
     """The MCP tool of one capability: name, title, description (with when it is available,
-    if declared: ``Capability.listed_description``), schemas and annotations."""
+    if declared: ``Capability.listed_description``), schemas and annotations; ``meta`` its
+    ``_meta`` (the view it opens, :func:`.apps.tool_meta`), if any."""
     fields: dict[str, Any] = {
         "name": cap.name,
         "description": cap.listed_description,
@@ -80,4 +81,6 @@ def tool(cap: Capability) -> types.Tool:
     }
     if cap.title is not None:
         fields["title"] = cap.title
+    if meta is not None:
+        fields["_meta"] = meta
     return types.Tool(**fields)
