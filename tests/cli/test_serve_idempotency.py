@@ -50,7 +50,7 @@ async def test_a_retried_create_todo_with_one_key_makes_one_todo() -> None:
         assert [t["title"] for t in todos] == ["Milk"]
 
 
-async def a2a_result(client: Any, title: str, key: str) -> dict[str, Any]:
+async def a2a_result(client: Any, title: str, key: Any) -> dict[str, Any]:
     """The data of the one artifact (or the refusal's status message) of one A2A call."""
     events = [
         e
@@ -79,9 +79,11 @@ async def test_a2a_the_page_and_agent_native_carry_a_key_too() -> None:
             first = await a2a_result(a2a, "A2A milk", "a2a-1")
             again = await a2a_result(a2a, "A2A milk", "a2a-1")
             other = await a2a_result(a2a, "A2A eggs", "a2a-1")
+            malformed = await a2a_result(a2a, "A2A bread", 7)  # a key that is not a string
         assert first["status"] == "completed"
         assert again == first  # the first answer, its invocation id included
         assert "first used with other input" in other["text"]
+        assert "must be a string of 1 to 255" in malformed["text"]  # refused, never run bare
 
         async with httpx.AsyncClient(base_url=origin, timeout=30) as page:
             session = (await page.get("/agent/session")).json()

@@ -152,7 +152,7 @@ async def lab_runtime(
 
 
 def skill_request(
-    skill: str | None, args: Any = None, *, where: str = "request", key: str | None = None
+    skill: str | None, args: Any = None, *, where: str = "request", key: Any = None
 ) -> Any:
     """A ``SendMessageRequest`` naming ``skill`` in request (or message) metadata, with the
     idempotency ``key`` beside it when given."""
