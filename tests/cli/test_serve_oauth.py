@@ -1,11 +1,12 @@
 """``serve --auth-issuer URL --audience URL [--introspect URL]``: a real ``serve`` subprocess
 is an OAuth 2.1 resource server of a real authorization server (Canaille on loopback).
 
-The official MCP client finds the issuer from a bare 401, signs in (authorization code with
-PKCE), calls a tool, is refused a capability whose scope it lacks with that scope named, steps
-up and calls it. A2A takes the same tokens, refuses a skill whose scope a token lacks naming
-it, and its card declares the issuer's OAuth 2.0 flow. No token, key set or introspection
-answer reaches the server's output or its audit.
+The official MCP clients (Python and TypeScript) find the issuer from a bare 401, sign in
+(authorization code with PKCE), call a tool, are refused a capability whose scope they lack
+with that scope named, step up and call it. A2A takes the same tokens, refuses a skill whose
+scope a token lacks naming it, and its card declares the issuer's OAuth 2.0 flow. A tenant may
+be a claim of the token. No token, key set or introspection answer reaches the server's output
+or its audit.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from tests.support.issuer import RESOURCE_SECRET, Issuer
 from tests.support.oauth_client import Browser, Wallet, signed_in_client
@@ -43,8 +45,10 @@ def _text(result: Any) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content)
 
 
-def _said(server: Served) -> str:
-    return "".join(server.said)
+async def _said(server: Served) -> str:
+    """Everything the stopped server wrote to its standard error."""
+    assert server.proc.stderr is not None
+    return "".join(server.said) + (await server.proc.stderr.read()).decode(errors="replace")
 
 
 async def test_the_mcp_client_discovers_signs_in_is_refused_a_scope_and_steps_up(
@@ -74,7 +78,8 @@ async def test_the_mcp_client_discovers_signs_in_is_refused_a_scope_and_steps_up
     assert {e["principal"] for e in entries if e["decision"] == "dispatched"} == {"alice"}
     # no token (nor its claims, nor the issuer's answers) in what the server wrote
     assert wallet.tokens is not None
-    written = _said(server) + audit.read_text()
+    written = await _said(server) + audit.read_text()
+    assert "serving MCP at" in written
     for secret in (wallet.tokens.access_token, *wallet.access_tokens, '"active"', RESOURCE_SECRET):
         assert secret not in written
 
@@ -109,10 +114,14 @@ async def test_a_jwt_of_the_issuer_calls_a_tool_and_a_token_without_the_scope_is
     issuer: Issuer,
 ) -> None:
     token = issuer.token("openid todos:read")
-    async with serving(*_flags(issuer), target=TARGET, port=_port(issuer)):
+    async with serving(*_flags(issuer), target=TARGET, port=_port(issuer)) as server:
         async with mcp_client(issuer.resource, token) as client:
             cleared = await client.call_tool("clear_selection", {})
             refused = await _call_raw(issuer.resource, token, "create_todo")
+    written = await _said(server)
+    assert "stopped after serving" in written
+    for secret in (token, token.split(".")[1], '"keys"', '"kid"'):
+        assert secret not in written  # no token, claims or key set in what the server wrote
     assert not cleared.is_error, _text(cleared)
     assert refused.status_code == 403
     challenge = refused.headers["www-authenticate"]
@@ -238,3 +247,42 @@ async def test_the_tenant_is_the_tokens_claim_and_another_named_tenant_is_refuse
     assert own.status.state == TaskState.TASK_STATE_COMPLETED
     assert foreign.status.state == TaskState.TASK_STATE_REJECTED
     assert refused.status_code == 401  # a token that names no tenant is not this server's
+
+
+async def test_the_mcp_typescript_client_discovers_signs_in_is_refused_a_scope_and_steps_up(
+    issuer: Issuer,
+) -> None:
+    import shutil
+    import subprocess
+    import uuid
+
+    import anyio
+
+    from tests.support.paths import INTEROP, ROOT
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    # The TS SDK (1.32) answers a 403 by refreshing when it holds a refresh token, and a
+    # refresh keeps the old scope: this client is issued none, so it asks the person again.
+    client_id = f"ts-agent-{uuid.uuid4().hex[:8]}"
+    issuer.add_agent(client_id, "ts-agent-secret", ["openid", "todos:read", WRITE], refresh=False)
+    async with serving(*_introspecting(issuer), target=TARGET, port=_port(issuer), env=SECRET_ENV):
+        done = await anyio.run_process(
+            ["node", str(INTEROP / "mcp_oauth_client.mjs"), issuer.resource, client_id,
+             "ts-agent-secret"],
+            cwd=ROOT, check=False, stderr=subprocess.PIPE,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert "error" not in seen, (seen.get("error"), seen["answers"])
+    assert seen["asked"][0] == "todos:read"  # the 401's scope, nothing more
+    assert not seen["cleared"]["isError"], seen["cleared"]
+    assert seen["steppedUp"] is True
+    refusal = next(a for a in seen["answers"] if a["status"] == 403)
+    assert refusal["challenge"].startswith('Bearer error="insufficient_scope"')
+    assert set(seen["asked"][1].split()) >= {"todos:read", WRITE}  # the scope it named
+    assert not seen["created"]["isError"], seen["created"]
+    made = seen["created"]["structuredContent"]["message"]
+    assert (made["_tag"], made["title"]) == ("RequestedCreateTodo", "Buy milk")
+    assert seen["answers"][0]["status"] == 401
+    assert "error=" not in seen["answers"][0]["challenge"]  # no credentials: no error code

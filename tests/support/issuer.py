@@ -56,8 +56,11 @@ class Issuer:
 
     # -- clients and users ----------------------------------------------------------------------
 
-    def add_agent(self, client_id: str, secret: str, scopes: Sequence[str]) -> None:
-        """A pre-registered confidential client whose tokens name the resource in ``aud``."""
+    def add_agent(
+        self, client_id: str, secret: str, scopes: Sequence[str], *, refresh: bool = True
+    ) -> None:
+        """A pre-registered confidential client whose tokens name the resource in ``aud``;
+        issued refresh tokens unless ``refresh`` is false."""
         app, models, backend = self.server.app, self.server.models, self.server.backend
         with app.app_context():
             resource = backend.query(models.Client, client_id=self.resource)[0]
@@ -65,7 +68,7 @@ class Issuer:
                 client_id=client_id,
                 client_secret=secret,
                 client_name=client_id,
-                grant_types=["authorization_code", "refresh_token"],
+                grant_types=["authorization_code", *(["refresh_token"] if refresh else [])],
                 response_types=["code"],
                 token_endpoint_auth_method="client_secret_basic",
                 scope=list(scopes),
