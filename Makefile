@@ -36,6 +36,18 @@ $(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
 
 node: $(NODE_STAMP)
 
+# The todo copilot panel's one script: panel.src.js with the pinned @ag-ui/client, bundled by
+# the pinned esbuild; tests/examples/test_copilot_panel.py rebuilds it and compares. One zod
+# for every @ag-ui package (@ag-ui/core takes 3 or 4; the client ships 3): half the size.
+.PHONY: copilot-panel
+PANEL_DIR := examples/todo_web/copilot_panel
+PANEL_OUT ?= $(PANEL_DIR)/panel.js
+copilot-panel: | $(NODE_STAMP)
+	NODE_PATH=tests/interop/node_modules tests/interop/node_modules/.bin/esbuild \
+	  $(PANEL_DIR)/panel.src.js --bundle --minify --format=iife --target=es2020 \
+	  --legal-comments=none --log-level=warning --outfile=$(PANEL_OUT) \
+	  --alias:zod=./tests/interop/node_modules/@ag-ui/client/node_modules/zod
+
 # The field check's agent frameworks whose MCP clients need the mcp 1.x SDK (LangChain's MCP
 # adapters, Google ADK, mcp-use, smolagents, LlamaIndex) cannot share .venv (mcp 2.3): they
 # get a venv of their own, and tests/interop/test_field_check.py runs each as a client process
