@@ -14,10 +14,12 @@ NODE_STAMP := tests/interop/node_modules/.installed
 CONFORMANCE_STAMP := tests/conformance/node_modules/.installed
 FIELD_VENV := .venv-field
 FIELD_STAMP := $(FIELD_VENV)/.installed
+CREWAI_VENV := .venv-crewai
+CREWAI_STAMP := $(CREWAI_VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 WRK ?= wrk
 
-.PHONY: demo test unit lint format bench soak check install node field conformance-node conformance chromium postgres wrk nginx clean view
+.PHONY: demo test unit lint format bench soak check install node field field-crewai conformance-node conformance chromium postgres wrk nginx clean view
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +61,17 @@ $(FIELD_STAMP): tests/interop/field/requirements.txt
 	touch $(FIELD_STAMP)
 
 field: $(FIELD_STAMP)
+
+# CrewAI cannot share .venv-field (its OpenTelemetry and pydantic pins conflict with ADK's) and
+# is large (1.1 GB, 4 minutes), so make test leaves it out; once this has installed it, the
+# field check runs CrewAI too.
+$(CREWAI_STAMP): tests/interop/field/crewai-requirements.txt
+	$(PYTHON) -m venv --clear $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/python -m pip install -q --upgrade pip
+	$(CREWAI_VENV)/bin/python -m pip install -q -r tests/interop/field/crewai-requirements.txt
+	touch $(CREWAI_STAMP)
+
+field-crewai: $(CREWAI_STAMP)
 
 # The conformance suite needs Node 22 (it uses fs.globSync); the `node` npm package brings
 # that Node into tests/conformance/node_modules/.bin, which the suite's test puts first on PATH,
@@ -152,4 +165,4 @@ soak: $(STAMP)
 	$(PY) -m pytest -q -m soak tests/hardening --soak-seconds=60
 
 clean:
-	rm -rf $(VENV) $(FIELD_VENV) tests/interop/node_modules tests/conformance/node_modules .pytest_cache
+	rm -rf $(VENV) $(FIELD_VENV) $(CREWAI_VENV) tests/interop/node_modules tests/conformance/node_modules .pytest_cache

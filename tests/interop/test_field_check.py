@@ -12,7 +12,8 @@ capability is listed from the start, each saying when it is available, so the ru
 not found"). The runs of LangChain, Google ADK, mcp-use, smolagents and LlamaIndex, whose MCP
 clients need the mcp 1.x SDK, are scripts in ``tests/interop/field/`` run by ``.venv-field``
 (``make field``); they also call ``delete_todo`` too early, and each framework hands its model
-the refusal's ``Refused: `` sentence, marked as an error or not. Google ADK's
+the refusal's ``Refused: `` sentence, marked as an error or not; CrewAI too once
+``make field-crewai`` has installed it (``.venv-crewai``, left out of ``make test``). ADK's
 ``RemoteA2aAgent`` runs docs/a2a.md's recipe against ``serve --a2a``.
 """
 
@@ -238,9 +239,24 @@ FRAMEWORKS = {
     "smolagents": "smolagents (ToolCollection.from_mcp, ToolCallingAgent, a scripted Model)",
     "llamaindex": "LlamaIndex (McpToolSpec, FunctionAgent, MockFunctionCallingLLM)",
 }
+CREWAI_PYTHON = ROOT / ".venv-crewai" / "bin" / "python"
+CREWAI = "CrewAI (crewai-tools' MCPServerAdapter, a Crew of one Agent, a scripted BaseLLM)"
+if CREWAI_PYTHON.exists():  # `make field-crewai`, which `make test` leaves out (1.1 GB)
+    FRAMEWORKS["crewai"] = CREWAI
 no_field_venv = pytest.mark.skipif(
     not FIELD_PYTHON.exists(), reason="the field frameworks are not installed: run `make field`"
 )
+
+
+TELEMETRY_OFF = {
+    "MCP_USE_ANONYMIZED_TELEMETRY": "false",
+    "LANGSMITH_TRACING": "false",
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "OTEL_SDK_DISABLED": "true",
+    "DO_NOT_TRACK": "1",
+}
+"""No framework phones home from a test run (mcp-use's, LangSmith's and CrewAI's telemetry)."""
 
 
 async def field_run(command: list[str], url: str) -> dict[str, Any]:
@@ -251,7 +267,7 @@ async def field_run(command: list[str], url: str) -> dict[str, Any]:
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=node_env(),
+        env={**node_env(), **TELEMETRY_OFF},
     )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
@@ -262,6 +278,8 @@ async def field_run(command: list[str], url: str) -> dict[str, Any]:
 def framework_command(framework: str) -> list[str]:
     if framework == "ts_sdk":
         return ["node", str(INTEROP / "ts_sdk_agent.mjs")]
+    if framework == "crewai":
+        return [str(CREWAI_PYTHON), str(FIELD / "crewai_agent.py")]
     return [str(FIELD_PYTHON), str(FIELD / f"{framework}_agent.py")]
 
 
@@ -270,7 +288,7 @@ EARLY = (
     f"available only when {SELECTED}."
 )
 """How the refusal of the too-early call starts, in whatever each framework hands its model."""
-DROPS_IS_ERROR = {"llamaindex", "mcp_use", "smolagents"}
+DROPS_IS_ERROR = {"crewai", "llamaindex", "mcp_use", "smolagents"}
 """Frameworks whose tool result does not mark a refusal as an error: the text carries it
 (mcp-use wraps it in a client-side RuntimeError and traceback, LlamaIndex in the result's repr)."""
 

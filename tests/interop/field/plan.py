@@ -10,7 +10,6 @@ loop against ``foldkit-agent serve ... --mcp http`` at the URL given as its argu
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
@@ -21,12 +20,6 @@ PLAN: list[tuple[str, dict[str, Any]]] = [
 ]
 PROMPT = "Select the todo t1, then delete it."
 DONE = "done"
-
-# no framework may phone home from a test run (mcp-use's and LangSmith's telemetry)
-os.environ.setdefault("MCP_USE_ANONYMIZED_TELEMETRY", "false")
-os.environ.setdefault("LANGSMITH_TRACING", "false")
-os.environ.setdefault("SCARF_NO_ANALYTICS", "true")
-os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
 def url() -> str:
