@@ -178,6 +178,13 @@ async function shareContext(context) {
   });
 }
 
+// A host that cannot forward resource reads still gets the forms; the context says why not.
+function unread() {
+  document.getElementById("context").replaceChildren(
+    el("p", { className: "empty", text: "The host could not read the application's context." }),
+  );
+}
+
 function start() {
   if (config.title) document.getElementById("title").textContent = config.title;
   const list = document.getElementById("capabilities");
@@ -188,11 +195,15 @@ function start() {
   }
   // The model called a tool of this view: what it changed is read again.
   app.ontoolresult = () => {
-    refresh().catch(() => {});
+    refresh().catch(unread);
   };
-  app.connect().then(refresh).then(() => {
-    document.body.dataset.ready = "true";
-  });
+  app
+    .connect()
+    .then(refresh)
+    .catch(unread)
+    .finally(() => {
+      document.body.dataset.ready = "true";
+    });
 }
 
 start();
