@@ -288,6 +288,8 @@ EARLY = (
     f"available only when {SELECTED}."
 )
 """How the refusal of the too-early call starts, in whatever each framework hands its model."""
+PLAN_TOOLS = ("delete_todo", "select_todo", "delete_todo")
+"""The tools each .venv-field run calls, in order (tests/interop/field/plan.py)."""
 DROPS_IS_ERROR = {"crewai", "llamaindex", "mcp_use", "smolagents"}
 """Frameworks whose tool result does not mark a refusal as an error: the text carries it
 (mcp-use wraps it in a client-side RuntimeError and traceback, LlamaIndex in the result's repr)."""
@@ -312,6 +314,21 @@ async def test_each_framework_is_refused_too_early_then_selects_and_deletes(
         assert EARLY in seen["results"][0]["text"]
         assert seen["text"] == "done"
         assert await todos_left(url) == ["t2"]
+
+
+@pytest.mark.interop
+@no_field_venv
+async def test_adk_never_finds_the_later_capability_with_listing_available() -> None:
+    """What the default fixes, in ADK: each turn's tools come from a list without
+    ``delete_todo``, so ADK answers its model with its own "no tool with that name" (the
+    field report's "tool not found")."""
+    async with served("--listing", "available") as url:
+        seen = await field_run(framework_command("adk"), url)
+        assert all(o == ["select_todo"] for o in seen["offered"])
+        early, selected, late = seen["results"]
+        assert (early["tool"], selected["tool"], late["tool"]) == PLAN_TOOLS
+        assert "no tool with that name is available" in late["text"]
+        assert await todos_left(url) == ["t1", "t2"]  # nothing was deleted
 
 
 @pytest.mark.interop
