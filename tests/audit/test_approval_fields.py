@@ -127,7 +127,7 @@ def test_a_database_from_before_approval_gains_the_columns_and_keeps_its_rows(
     ]
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (5,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (6,)
     finally:
         conn.close()
 

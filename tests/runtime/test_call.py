@@ -180,6 +180,7 @@ async def test_a_calls_one_audit_entry_names_its_invocation_capability_and_decis
         "approval_text": None,
         "approval_asks": None,
         "actor": None,  # the invocation named nobody who pressed it
+        "declined_by": None,
     }
 
 

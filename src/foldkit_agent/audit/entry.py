@@ -58,6 +58,7 @@ class AuditEntry:
             edited the input; ``None`` when nobody was asked.
         actor: who pressed the call, as its transport was told (``Invocation.actor``: on MCP
             ``"agent"`` or ``"view"``); ``None`` when the transport says nothing.
+        declined_by: who declined (``Approval.by``), only when ``approval == "declined"``.
     """
 
     at: datetime
@@ -74,6 +75,7 @@ class AuditEntry:
     approval_text: str | None = None
     approval_asks: int | None = None
     actor: str | None = None
+    declined_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON data (``at`` as an ISO 8601 string with microseconds).

@@ -231,6 +231,7 @@ class AuditLog(SinkForwarding):
         approval_text: str | None = None,
         approval_asks: int | None = None,
         actor: str | None = None,
+        declined_by: str | None = None,
     ) -> AuditTicket | None:
         """Record one decision; what the runtime calls, once per invocation.
 
@@ -289,6 +290,7 @@ class AuditLog(SinkForwarding):
             actor
             if actor is None or (type(actor) is str and actor.isascii() and len(actor) <= 40)
             else text(str(actor)[:40]),
+            None if declined_by is None else text(str(declined_by)[:200]),
         )
         kept: Row | AuditEntry = row
         if self._followers or self._sink is not None:

@@ -19,8 +19,9 @@ __all__ = ["SqliteAuditSink"]
 
 # ``at`` as UTC ISO 8601 text with microseconds (fixed width: text order = time order)
 _SCHEMA = schema(key="INTEGER PRIMARY KEY", time="TEXT", json="TEXT", seconds="REAL")
-_SCHEMA_VERSION = 5  # 2: the approval columns; 3: what the person was asked, and how often;
-# 4: the idempotency_keys table; 5: the actor column
+_SCHEMA_VERSION = 6  # 2: the approval columns; 3: what the person was asked, and how often;
+# 4: the idempotency_keys table; 5: the actor column;
+# 6: who declined
 _INSERT = (
     f"INSERT INTO audit_entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
@@ -45,8 +46,9 @@ class SqliteAuditSink(DatabaseAuditSink):
     Table ``audit_entries``: ``id``, ``at`` (UTC ISO 8601 text, fixed width), ``invocation_id``,
     ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
     ``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``,
-    ``actor``; indexed on ``at`` and on ``(capability, at)``. A database written before those
-    columns existed gains them when a sink opens it (schema version 5; old rows read ``None``).
+    ``actor``, ``declined_by``; indexed on ``at`` and on ``(capability, at)``. A database
+    written before those columns existed gains them when a sink opens it (schema version 6;
+    old rows read ``None``).
     Table ``idempotency_keys`` (schema version 4) keeps the idempotency keys
     (:meth:`idempotency_keys`).
 

@@ -8,8 +8,9 @@ passed; everything else is here, so the two stores hold the same rows and answer
 Table ``audit_entries``: ``id`` (ascending in insertion order), ``at`` (UTC), ``invocation_id``,
 ``transport``, ``capability``, ``tag``, ``principal`` (JSON), ``decision``, ``outcome``,
 ``input`` (JSON), ``approval``, ``approved_by``, ``approval_text``, ``approval_asks``,
-``actor``; indexed on ``at`` and on ``(capability, at)``. A table written before the approval
-columns (or the actor) existed gains them (NULL in its old rows) when a sink connects.
+``actor``, ``declined_by``; indexed on ``at`` and on ``(capability, at)``. A table written
+before the approval columns (or the actor, or who declined) existed gains them (NULL in its
+old rows) when a sink connects.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ ADDED_COLUMNS = (
     ("approval_text", "TEXT"),
     ("approval_asks", "INTEGER"),
     ("actor", "TEXT"),
+    ("declined_by", "TEXT"),
 )
 """Columns added after the first schema, in order; a sink adds them to an older table."""
 
@@ -56,7 +58,8 @@ _SCHEMA = (
         approved_by   TEXT,           -- who approved, or NULL
         approval_text TEXT,           -- what the person was asked, or NULL
         approval_asks INTEGER,        -- how many times they were asked, or NULL
-        actor         TEXT            -- agent | view (who pressed it), or NULL
+        actor         TEXT,           -- agent | view (who pressed it), or NULL
+        declined_by   TEXT            -- who declined, or NULL
     )
     """,
     "CREATE INDEX IF NOT EXISTS audit_entries_at ON audit_entries (at)",

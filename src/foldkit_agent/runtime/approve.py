@@ -70,7 +70,8 @@ async def approve(call: Call, plan: Plan, decoded: Any, message: Message) -> Mes
     refused as stale at the first change. An approval with edited ``input`` is decoded
     strictly (and authorized) again, its Message rebuilt, and the person asked again with its
     preview; only that answer sends. What was decided is kept on ``call.approval`` /
-    ``call.approved_by`` / ``call.approval_text`` / ``call.approval_asks`` for the audit entry.
+    ``call.approved_by`` / ``call.declined_by`` / ``call.approval_text`` /
+    ``call.approval_asks`` for the audit entry.
 
     Raises:
         AgentApprovalError: ``"declined"`` (quoting the person's message), ``"timeout"``
@@ -94,6 +95,7 @@ async def approve(call: Call, plan: Plan, decoded: Any, message: Message) -> Mes
         answer = await _ask(call, name, approver, request)
         if answer.approved is not True:
             call.approval = "declined"
+            call.declined_by = answer.by if isinstance(answer.by, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
             said = answer.message if isinstance(answer.message, str) else None
             raise AgentApprovalError(capability=name, reason="declined", said=said)
         if call.signal.is_set():  # aborted while the person answered: nothing is sent

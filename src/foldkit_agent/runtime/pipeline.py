@@ -108,6 +108,7 @@ class Call:
         approved_by: who approved (``Approval.by``), when approved.
         approval_text: what the person was asked, in one line (``ApprovalRequest.shown``).
         approval_asks: how many times they were asked (``None`` when never).
+        declined_by: who declined (``Approval.by``), when declined.
         decision: the audit decision, once the call ended (unset before): ``"dispatched"``,
             ``"refused"`` or ``"unknown"``.
         outcome: the audit outcome, once the call ended (unset before): ``"ok"``,
@@ -122,6 +123,7 @@ class Call:
         "approved_by",
         "audit",
         "decision",
+        "declined_by",
         "host_called",
         "invocation",
         "model",
@@ -158,6 +160,7 @@ class Call:
         self.approved_by: str | None = None
         self.approval_text: str | None = None
         self.approval_asks: int | None = None
+        self.declined_by: str | None = None
         # model is set by the available step, before anything reads it; decision and outcome
         # when the call ends.
 
@@ -257,6 +260,7 @@ class Call:
                         self.approval_text,
                         self.approval_asks,
                         inv.actor,
+                        self.declined_by,
                     )
                     # Answered means audited: with a durable sink the answer waits for the
                     # commit (bounded by the log's commit_timeout). A cancelled caller gets
