@@ -235,8 +235,12 @@ async def a2a_caller(origin: str, token: str = "alice-token") -> AsyncIterator[A
             await client.close()
 
 
-async def a2a_context(origin: str) -> dict[str, Any]:
+async def a2a_context(origin: str, token: str | None = None) -> dict[str, Any]:
+    """The context, as the page shows it (to a person signed in with ``token``, if given)."""
     async with httpx.AsyncClient(base_url=origin, timeout=30) as hc:
+        if token is not None:
+            signed = await hc.post("/console/sign-in", json={"token": token})
+            assert signed.status_code == 200, signed.text
         return (await hc.get("/agent/context")).json()["context"]
 
 
@@ -264,7 +268,7 @@ async def test_a2a_a_decline_with_a_message_reaches_the_agent(tmp_path: Path) ->
             done = await alice.answer(waiting, reply)
             assert done.status.state == TaskState.TASK_STATE_REJECTED
             assert "They said: 'Keep Milk; delete Eggs instead'." in status_text(done)
-        todos = (await a2a_context(origin))["todos"]
+        todos = (await a2a_context(origin, "alice-token"))["todos"]
         assert [t["title"] for t in todos] == ["Milk", "Eggs"]
     (entry,) = audited(audit, "delete_todo")
     assert (entry["decision"], entry["approval"]) == ("refused", "declined")
@@ -301,7 +305,7 @@ async def test_a2a_select_call_clear_approve_sends_nothing_and_is_stale(tmp_path
             assert status_text(done).startswith(
                 "Refused: The application changed while a person decided on 'delete_todo'"
             )
-        todos = (await a2a_context(origin))["todos"]
+        todos = (await a2a_context(origin, "alice-token"))["todos"]
         assert [t["title"] for t in todos] == ["Milk", "Eggs"]
     (entry,) = audited(audit, "delete_todo")
     assert (entry["decision"], entry["approval"]) == ("refused", "stale")
@@ -325,7 +329,7 @@ async def test_a2a_a_changed_selection_asks_again_and_only_that_answer_deletes(
             ]
             done = await alice.answer(again, {"approve": True})
             assert done.status.state == TaskState.TASK_STATE_COMPLETED
-        todos = (await a2a_context(origin))["todos"]
+        todos = (await a2a_context(origin, "alice-token"))["todos"]
         assert [t["title"] for t in todos] == ["Milk"]
     (entry,) = audited(audit, "delete_todo")
     assert (entry["approval"], entry["approval_asks"]) == ("approved", 2)
