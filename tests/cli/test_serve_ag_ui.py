@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.launched import launched
 from tests.support.paths import ROOT
 from tests.support.serving import serve_process
 
@@ -30,6 +31,9 @@ pytestmark = [
         reason="@ag-ui/client is not installed",
     ),
 ]
+COPILOTKIT = INTEROP / "node_modules" / "@copilotkit" / "runtime"
+QUIET = {"COPILOTKIT_TELEMETRY_DISABLED": "true", "DO_NOT_TRACK": "1", "SCARF_ANALYTICS": "false"}
+"""CopilotKit's runtime and its dependencies report usage unless told not to."""
 
 ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789"
 SHARE = 2  # --max-waiting-per-caller
@@ -124,4 +128,43 @@ async def test_one_caller_at_its_share_of_waiting_calls_locks_no_other_caller_ou
         ("alice", "delete_todo", "dispatched", "approved"),
         ("bob", "delete_todo", "refused", "declined"),
         ("alice", "delete_todo", "refused", "declined"),
+    ]
+
+
+@pytest.mark.skipif(not COPILOTKIT.exists(), reason="@copilotkit/runtime is not installed")
+async def test_copilotkits_runtime_serves_the_copilot_configured_with_the_url_and_a_token(
+    tmp_path: Path,
+) -> None:
+    """tests/interop/copilotkit_runtime.mjs is CopilotKit's runtime with one agent: an
+    HttpAgent given serve's /ag-ui URL and a bearer token. A front end speaking to CopilotKit
+    (here @ag-ui/client at the runtime's run route) gets the copilot's runs through it: the
+    state, the tool calls, a delete's interrupt and its resumption."""
+    audit = tmp_path / "audit.jsonl"
+    async with serve_process("examples.todo:runtime", *serve_args(audit)) as origin:
+        command = ["node", str(INTEROP / "copilotkit_runtime.mjs"), f"{origin}/ag-ui", ALICE]
+        with launched(command, "CopilotKit's runtime", cwd=INTEROP, env=QUIET) as (kit, _):
+            seen = await runs(
+                f"{kit}/api/copilotkit/agent/todo/run",
+                [
+                    {"thread": "k1", "text": "add Milk"},
+                    {"thread": "k1", "text": "select todo-1"},
+                    {"thread": "k1", "text": "delete it"},
+                    {"thread": "k1", "resume": "approve"},
+                ],
+            )
+    added, selected, asked, approved = seen
+    assert added["error"] is None
+    assert added["types"][:2] == ["RUN_STARTED", "STATE_SNAPSHOT"]
+    assert added["tools"] == ["create_todo"]
+    assert [t["title"] for t in added["state"]["todos"]] == ["Milk"]
+    assert selected["state"]["selected_todo_id"] == "todo-1"
+    (interrupt,) = asked["interrupts"]
+    assert interrupt["metadata"]["sentence"] == 'Delete the todo "Milk"'
+    assert approved["state"] == {"todos": [], "selected_todo_id": None}
+    assert approved["text"] == "delete_todo: dispatched"
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(e["principal"], e["capability"], e["approval"]) for e in entries] == [
+        ("alice", "create_todo", None),
+        ("alice", "select_todo", None),
+        ("alice", "delete_todo", "approved"),
     ]
