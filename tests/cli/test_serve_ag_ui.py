@@ -20,6 +20,7 @@ import pytest
 from tests.support.launched import launched
 from tests.support.paths import ROOT
 from tests.support.serving import serve_process
+from tests.support.waiting import holding_mcp, mcp_client
 
 INTEROP = ROOT / "tests" / "interop"
 
@@ -168,3 +169,36 @@ async def test_copilotkits_runtime_serves_the_copilot_configured_with_the_url_an
         ("alice", "select_todo", None),
         ("alice", "delete_todo", "approved"),
     ]
+
+
+async def test_a_callers_waiting_calls_are_counted_together_over_mcp_and_ag_ui(
+    tmp_path: Path,
+) -> None:
+    """One share for every transport: alice's two MCP elicitations fill her share of calls
+    waiting for a person, so her copilot's delete is refused at once; bob's copilot is still
+    asked about his own."""
+    audit = tmp_path / "audit.jsonl"
+    async with serve_process("examples.todo:runtime", "--mcp", "http", *serve_args(audit)) as at:
+        async with mcp_client(f"{at}/mcp", ALICE, "legacy") as setup:
+            assert (await setup.call_tool("create_todo", {"title": "Milk"})).is_error is False
+            assert (await setup.call_tool("select_todo", {"id": "todo-1"})).is_error is False
+        async with holding_mcp(f"{at}/mcp", ALICE, "legacy", SHARE) as (_alice, held):
+            over, bob, declined = await runs(
+                f"{at}/ag-ui",
+                [
+                    {"token": ALICE, "thread": "a1", "text": "delete it"},
+                    {"token": BOB, "thread": "b1", "text": "delete it"},
+                    {"token": BOB, "thread": "b1", "resume": "decline"},
+                ],
+            )
+            assert held.asked == SHARE
+    assert over["interrupts"] == []
+    assert f"({SHARE}, the most one caller may have waiting)" in over["text"]
+    (interrupt,) = bob["interrupts"]
+    assert interrupt["metadata"]["capability"] == "delete_todo"
+    assert declined["state"]["selected_todo_id"] == "todo-1"  # nothing was deleted
+    refused = [json.loads(line) for line in audit.read_text().splitlines()]
+    by_transport = [(e["transport"], e["principal"], e["approval"]) for e in refused[2:]]
+    assert ("ag-ui", "alice", "unavailable") in by_transport
+    assert ("ag-ui", "bob", "declined") in by_transport
+    assert by_transport.count(("mcp", "alice", "declined")) == SHARE
