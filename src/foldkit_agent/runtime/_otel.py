@@ -71,11 +71,6 @@ def provider_set() -> bool:
 
 
 def meter_provider_set() -> bool:
-    """Whether a global meter provider was set (by ``set_meter_provider``, or loaded from
-    ``OTEL_PYTHON_METER_PROVIDER`` by ``get_meter_provider()``).
-
-    Example:
-        >>> meter_provider_set()  # in a process that set none
-        False
-    """
+    """:func:`provider_set` for the global meter provider (``set_meter_provider``, or
+    ``OTEL_PYTHON_METER_PROVIDER`` loaded by ``get_meter_provider()``)."""
     return _metrics_api._METER_PROVIDER is not None  # pyright: ignore[reportPrivateUsage]
