@@ -249,6 +249,7 @@ async def test_the_tenant_is_the_tokens_claim_and_another_named_tenant_is_refuse
     assert refused.status_code == 401  # a token that names no tenant is not this server's
 
 
+@pytest.mark.interop
 async def test_the_mcp_typescript_client_discovers_signs_in_is_refused_a_scope_and_steps_up(
     issuer: Issuer,
 ) -> None:
@@ -286,3 +287,15 @@ async def test_the_mcp_typescript_client_discovers_signs_in_is_refused_a_scope_a
     assert (made["_tag"], made["title"]) == ("RequestedCreateTodo", "Buy milk")
     assert seen["answers"][0]["status"] == 401
     assert "error=" not in seen["answers"][0]["challenge"]  # no credentials: no error code
+
+
+async def test_a_tenants_capability_scopes_are_checked_at_the_edge_too(issuer: Issuer) -> None:
+    narrow, wide = issuer.token("openid todos:read"), issuer.token(f"openid todos:read {WRITE}")
+    flags = (*_introspecting(issuer), "--tenant-from", "principal")
+    async with serving(*flags, target=TARGET, port=_port(issuer), env=SECRET_ENV):
+        refused = await _call_raw(issuer.resource, narrow, "create_todo")
+        allowed = await _call_raw(issuer.resource, wide, "create_todo")
+    assert refused.status_code == 403
+    assert WRITE in refused.headers["www-authenticate"].split('scope="')[1].split('"')[0]
+    assert WRITE in refused.json()["error"]["message"]
+    assert allowed.status_code == 200, allowed.text

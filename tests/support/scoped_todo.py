@@ -41,8 +41,10 @@ del App  # the builder above is the app's own
 
 
 @asynccontextmanager
-async def scoped_todo() -> AsyncIterator[AgentRuntime[Model, Any]]:
-    """A running todo app bound to :data:`ScopedAgent`; the runtime sees who called."""
+async def scoped_todo(tenant: str | None = None) -> AsyncIterator[AgentRuntime[Model, Any]]:
+    """A running todo app bound to :data:`ScopedAgent`; the runtime sees who called. Each
+    ``tenant`` (``serve --tenant-from``) gets its own app."""
+    del tenant  # a new app per call is already the tenant's own
     from examples.todo.app import update
 
     program: Program[Model, Any] = Program(init=Model(), update=update, message=TodoMessage)

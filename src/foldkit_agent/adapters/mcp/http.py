@@ -29,6 +29,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.authentication import AuthenticationError
 from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.types import Scope
 
 from ...contract.calls import Invocation
@@ -39,8 +40,9 @@ from ...edge.guard import Authenticate, EdgeGuard, Routes, Rules, jsonrpc_or_pla
 from ...edge.hosts import HostPolicy
 from ...edge.oauth import OAuthVerifier
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
-from ...edge.resolve import audit_refusal, audit_refused_call, static_runtime
+from ...edge.resolve import audit_refused_call, resolve_runtime, static_runtime
 from ...edge.scopes import challenge, scope_table, scopes_supported
+from ...edge.tenants import Tenants
 from ...edge.tokens import Grant, TokenTable, bearer_token
 from ...edge.wire import WireError
 from ...runtime.bound import AgentRuntime
@@ -368,12 +370,15 @@ def http_app(
         # Outside the inline path, so the verified user is get_access_token()'s there too.
         app.add_middleware(AuthContextMiddleware)
     if token_verifier is not None and needs and static is not None:
-        runtime = static
+        app.add_middleware(ScopeCheck, runtime=static, metadata=metadata)
+    elif token_verifier is not None and isinstance(target, Tenants):
+        tenants = target
 
-        def refused(capability: str, err: WireError) -> None:
-            audit_refusal(runtime, capability=capability, transport=TRANSPORT, err=err)
+        async def tenant_of(scope: Scope) -> AgentRuntime[Any, Any]:
+            # the keys of Tenants read a Starlette request as they read the SDK's context
+            return await resolve_runtime(tenants, Request(scope))
 
-        app.add_middleware(ScopeCheck, needs=needs, metadata=metadata, on_refusal=refused)
+        app.add_middleware(ScopeCheck, runtime=tenant_of, metadata=metadata)
     app.add_middleware(
         EdgeGuard,
         hosts=HostPolicy(options.allowed_hosts, also=served_as),
