@@ -1,18 +1,20 @@
 """The todo web application: one Model, a person's page and a browser agent's tools.
 
-* ``GET /`` — the page. It signs the visitor in as the demo user (a session cookie), renders
-  the list live from ``GET /app/events`` and loads the WebMCP bridge from ``/agent/``.
-* ``POST /app/dispatch`` — what the page's buttons send: ``{"_tag": "SelectedTodo", "id": ...}``,
+What is the todo app's own is here; the rest is the library's person's page
+(:func:`foldkit_agent.adapters.web.webmcp.webmcp_app`: the requests the browser agent waits on
+with their diff, what it may do, the activity with refusals folded, the context).
+
+* ``GET /`` — the library's page with this app's panel (``panel.html``, ``page.js``,
+  ``page.css``): the list, rendered live from ``GET /app/events``, and the person's controls.
+  Opening it signs the visitor in as the demo user (a demo on loopback).
+* ``POST /app/dispatch`` — what the panel's buttons send: ``{"_tag": "SelectedTodo", "id": ...}``,
   the same Messages a person's clicks produce, handed to ``running.dispatch``. This is the
   application's own endpoint, not the agent surface; it passes the same edge guard
   (:class:`foldkit_agent.edge.EdgeGuard`: Host, Origin, the session and CSRF token, JSON of at
-  most 4 KiB parsed strictly) before the handler runs.
-* ``GET /app/activity`` — who did what, live (server-sent ``activity`` events): every agent
-  call the runtime's audit log records (transport, principal, capability, decision, approval,
-  outcome; never the input) and the person's own actions from ``/app/dispatch``
-  (:func:`foldkit_agent.adapters.web.activity_endpoint`). Same origin and a session only.
-* ``/agent/...`` — :func:`foldkit_agent.adapters.web.webmcp.mount`: the bridge and the JSON
-  surface, with the principal taken from the same session.
+  most 4 KiB parsed strictly) before the handler runs; the person's actions join the activity.
+* ``GET /app/activity`` — who did what, live (server-sent ``activity`` events), for a page of
+  your own (:func:`foldkit_agent.adapters.web.activity_endpoint`). Same origin and a session.
+* ``/agent/...`` — the bridge and the JSON surface, with the principal taken from the session.
 
 Ways to run it:
 
@@ -40,11 +42,11 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from examples.todo import Model, User, run_todo
+from examples.todo import Model, User, principal, run_todo
 from examples.todo.app import (
     ClearedSelection,
     RequestedCreateTodo,
@@ -53,27 +55,33 @@ from examples.todo.app import (
     TodoMessage,
     ToggledTodo,
 )
-from foldkit_agent import AgentRuntime, AuditLog, Running, agent
-from foldkit_agent.adapters.web import activity_endpoint, webmcp
+from foldkit_agent import AgentRuntime, AuditLog, Invocation, Running, agent
+from foldkit_agent.adapters.web import activity_endpoint
+from foldkit_agent.adapters.web.page import PagePanel
+from foldkit_agent.adapters.web.signin import People
 from foldkit_agent.adapters.web.surface import DEFAULT_ALLOWED_HOSTS, CsrfTokens
+from foldkit_agent.adapters.web.webmcp import webmcp_app
 from foldkit_agent.edge import (
     BODY_KEY,
     ActivityFeed,
     EdgeGuard,
+    Grant,
     HostPolicy,
     HttpOptions,
     Rules,
+    TokenTable,
     WireError,
     route_path,
 )
 
-__all__ = ["DEMO_USER", "SESSION_COOKIE", "TodoWeb", "build_app", "create_app", "todo_web"]
+__all__ = ["DEMO_USER", "TodoWeb", "build_app", "create_app", "todo_web"]
 
-SESSION_COOKIE = "todo_session"
 PAGE_TRANSPORT = "page"
 """How the activity feed names the person's own page."""
+DEMO = Grant("demo", ("todos:delete",))
+"""Everyone who opens the page is signed in as this person (it is a demo)."""
 DEMO_USER = User(id="demo", can_delete=True)
-"""Everyone who opens the page is signed in as this user (it is a demo)."""
+"""The user the demo person is to the todo app (:func:`examples.todo.principal`)."""
 
 PERSON_MESSAGES = (
     RequestedCreateTodo,
@@ -85,11 +93,16 @@ PERSON_MESSAGES = (
 """The Messages the page's controls send."""
 
 _HERE = Path(__file__).parent
-_PAGE = (_HERE / "page.html").read_text(encoding="utf-8")
 _ASSETS = {
-    "/app/page.css": ((_HERE / "page.css").read_bytes(), "text/css"),
-    "/app/page.js": ((_HERE / "page.js").read_bytes(), "text/javascript"),
+    "/page.css": ((_HERE / "page.css").read_bytes(), "text/css"),
+    "/page.js": ((_HERE / "page.js").read_bytes(), "text/javascript"),
 }
+PANEL = PagePanel(
+    (_HERE / "panel.html").read_text(encoding="utf-8"),
+    scripts=("/app/page.js",),
+    styles=("/app/page.css",),
+)
+"""The todo app's own part of the page: the list and the person's controls."""
 
 
 @dataclass
@@ -100,14 +113,14 @@ class TodoWeb:
         app: the ASGI app (page, ``/app/...`` and ``/agent/...``).
         running: the running Program (``running.dispatch``, ``running.model()``).
         runtime: the bound agent runtime.
-        sessions: session id -> :class:`~examples.todo.User`.
+        people: who is signed in (each visitor as :data:`DEMO`).
         activity: what the page's activity panel shows.
     """
 
     app: Starlette
     running: Running[Model, Any]
     runtime: AgentRuntime[Model, Any]
-    sessions: dict[str, User]
+    people: People
     activity: ActivityFeed
 
 
@@ -128,11 +141,6 @@ def _asset(body: bytes, media: str) -> Callable[[Request], Awaitable[Response]]:
     return serve
 
 
-async def _no_content(_request: Request) -> Response:
-    """``/favicon.ico``: nothing, so the browser stops asking."""
-    return Response(status_code=204)
-
-
 def _error(status: int, text: str) -> JSONResponse:
     return JSONResponse({"error": text}, status_code=status)
 
@@ -143,14 +151,14 @@ def _refused(_scope: Scope, _rules: Rules, err: WireError) -> Response:
 
 _DISPATCH = Rules(origin="page")  # the page's own origin only; a JSON body
 _ACTIVITY = Rules(origin="page", body=False)  # the page's own origin, a session; GET only
-_OTHER = Rules(origin="none", body=False, public=True)  # reads (and /agent, guarded itself)
+_OTHER = Rules(origin="none", body=False, public=True)  # the assets
 
 
 def _rules(scope: Scope) -> Rules:
     path = route_path(scope)
-    if path == "/app/dispatch":
+    if path == "/dispatch":
         return _DISPATCH
-    return _ACTIVITY if path == "/app/activity" else _OTHER
+    return _OTHER if path in _ASSETS else _ACTIVITY
 
 
 def build_app(
@@ -161,7 +169,7 @@ def build_app(
     extra_routes: Sequence[BaseRoute] = (),
     allowed_hosts: Sequence[str] | None = DEFAULT_ALLOWED_HOSTS,
     csrf_secret: bytes | None = None,
-    sessions: dict[str, User] | None = None,
+    people: People | None = None,
     activity: ActivityFeed | None = None,
 ) -> Starlette:
     """The page, the application endpoints and the agent surface over one running app.
@@ -173,52 +181,33 @@ def build_app(
         extra_routes: more routes (a test serving the polyfill file, say).
         allowed_hosts: accepted Host names; loopback by default.
         csrf_secret: shared by the page and the agent surface; random by default.
-        sessions: the session store (session id -> user); a fresh dict by default.
+        people: who is signed in (a fresh one by default; each visitor is :data:`DEMO`).
         activity: the feed the activity panel shows; by default one following
             ``runtime.audit`` (the person's actions are added to it either way).
     """
+
     secret = csrf_secret or secrets.token_bytes(32)
     csrf = CsrfTokens(secret)
-    store: dict[str, User] = {} if sessions is None else sessions
+    who = people if people is not None else People(TokenTable({}))
     feed = activity if activity is not None else ActivityFeed(runtime.audit)
     names = {c.tag: c.name for c in runtime.messages.all()}
 
-    def session_of(request: Request) -> str | None:
-        sid = request.cookies.get(SESSION_COOKIE)
-        return sid if sid is not None and sid in store else None
-
     def user_of(request: Request) -> User | None:
-        sid = session_of(request)
-        return None if sid is None else store.get(sid)
+        grant = who.credentials_of(request)
+        return None if grant is None else principal(Invocation(credentials=grant))
 
-    head = "\n".join(f'<script src="{src}"></script>' for src in head_scripts)
-
-    async def signed_in(scope: Scope, _rules: Rules) -> WireError | None:
+    async def signed_in(scope: Scope, rules: Rules) -> WireError | None:
         """Step 3 of the guard: a session, and for ``/app/dispatch`` its CSRF token."""
         request = Request(scope)
+        if rules is _OTHER:
+            return None
         if user_of(request) is None:
             return WireError(401, "session", "sign in first")
-        if route_path(scope) == "/app/activity":
+        if rules is _ACTIVITY:
             return None  # a read that changes nothing: the session is enough
-        if not csrf.verify(session_of(request), request.headers.get("x-csrf-token")):
+        if not csrf.verify(who.session_of(request), request.headers.get("x-csrf-token")):
             return WireError(403, "csrf", "reload the page: the security token is out of date")
         return None
-
-    async def page(request: Request) -> Response:
-        sid = session_of(request)
-        fresh = sid is None
-        if sid is None:
-            sid = secrets.token_urlsafe(32)
-            store[sid] = DEMO_USER
-        body = (
-            _PAGE.replace("{{HEAD_SCRIPTS}}", head)
-            .replace("{{CSRF_TOKEN}}", csrf.token_for(sid))
-            .replace("{{BRIDGE}}", webmcp.script_tag("/agent"))
-        )
-        response = HTMLResponse(body, headers={"Cache-Control": "no-store"})
-        if fresh:
-            response.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict", path="/")
-        return response
 
     async def state(request: Request) -> Response:
         return JSONResponse(_view(running.model(), user_of(request)))
@@ -265,33 +254,37 @@ def build_app(
         feed.add_person(transport=PAGE_TRANSPORT, principal=user.id, capability=did)
         return Response(status_code=204)
 
-    routes: list[BaseRoute] = [
-        Route("/", page, methods=["GET"]),
-        Route("/favicon.ico", _no_content, methods=["GET"]),
-        *(Route(path, _asset(*asset), methods=["GET"]) for path, asset in _ASSETS.items()),
-        Route("/app/state", state, methods=["GET"]),
-        Route("/app/events", events, methods=["GET"]),
-        Route("/app/dispatch", dispatch, methods=["POST"]),
-        Route("/app/activity", activity_endpoint(feed, session_of=session_of), methods=["GET"]),
-        *extra_routes,
-        webmcp.mount(
-            runtime,
-            path="/agent",
-            credentials_of=user_of,
-            session_of=session_of,
-            csrf_secret=secret,
-            options=HttpOptions(allowed_hosts=allowed_hosts),
-        ),
-    ]
-    guard = Middleware(
-        EdgeGuard,
-        hosts=HostPolicy(allowed_hosts),
-        classify=_rules,
-        authenticate=signed_in,
-        render=_refused,
-        max_body=4096,
+    app_routes = Starlette(
+        routes=[
+            *(Route(path, _asset(*asset), methods=["GET"]) for path, asset in _ASSETS.items()),
+            Route("/state", state, methods=["GET"]),
+            Route("/events", events, methods=["GET"]),
+            Route("/dispatch", dispatch, methods=["POST"]),
+            Route("/activity", activity_endpoint(feed, session_of=who.session_of), methods=["GET"]),
+        ],
+        middleware=[
+            Middleware(
+                EdgeGuard,
+                hosts=HostPolicy(allowed_hosts),
+                classify=_rules,
+                authenticate=signed_in,
+                render=_refused,
+                max_body=4096,
+            )
+        ],
     )
-    return Starlette(routes=routes, middleware=[guard])
+    return webmcp_app(
+        runtime,
+        title="Todos",
+        head_scripts=tuple(head_scripts),
+        options=HttpOptions(allowed_hosts=allowed_hosts),
+        people=who,
+        visitor=DEMO,
+        panel=PANEL,
+        routes=[*extra_routes, Mount("/app", app=app_routes)],
+        csrf_secret=secret,
+        activity=feed,
+    )
 
 
 @asynccontextmanager
@@ -310,7 +303,7 @@ async def todo_web(
     """
     log = audit if audit is not None else agent.audit_log(capacity=1000, principal=lambda u: u.id)
     async with run_todo(audit=log) as (running, runtime):
-        sessions: dict[str, User] = {}
+        people = People(TokenTable({}))
         feed = ActivityFeed(runtime.audit)
         try:
             app = build_app(
@@ -319,10 +312,10 @@ async def todo_web(
                 head_scripts=head_scripts,
                 extra_routes=extra_routes,
                 allowed_hosts=allowed_hosts,
-                sessions=sessions,
+                people=people,
                 activity=feed,
             )
-            yield TodoWeb(app, running, runtime, sessions, feed)
+            yield TodoWeb(app, running, runtime, people, feed)
         finally:
             feed.close()
 

@@ -38,6 +38,7 @@ async def browser() -> AsyncIterator[Browser]:
 async def titles(origin: str) -> list[str]:
     """The todo titles in the Model now, as the agent surface's context reports them."""
     async with httpx.AsyncClient(base_url=origin, timeout=30) as hc:
+        await hc.get("/")  # the page's reads need a session: opening the page gives one
         context = (await hc.get("/agent/context")).json()["context"]
     return [t["title"] for t in context["todos"]]
 
@@ -48,13 +49,14 @@ async def answered_in_the_page(page: Page, agent: NativeAgent, button: str) -> d
     request = page.get_by_test_id("approvals").get_by_test_id("approval")
     await request.wait_for(state="visible", timeout=TIMEOUT_MS)
     shown = await request.inner_text()
-    assert 'Approve "Delete selected todo" (delete_todo)?' in shown
+    assert "Delete selected todo" in shown  # the capability's title
+    assert 'Delete the todo "Milk"' in shown  # its sentence
     assert "removes todos.0" in shown
     assert '"title": "Milk"' in shown  # the preview names what goes
     assert not call.done()  # the agent waits for the person
-    await request.get_by_role("button", name=button).click()
+    await request.get_by_role("button", name=button, exact=True).click()
     result = await asyncio.wait_for(call, TIMEOUT_MS / 1000)
-    await page.get_by_test_id("approvals").wait_for(state="hidden", timeout=TIMEOUT_MS)
+    await request.wait_for(state="detached", timeout=TIMEOUT_MS)
     return result
 
 

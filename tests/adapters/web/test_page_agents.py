@@ -90,29 +90,31 @@ async def test_the_activity_panel_names_each_mcp_agent_and_its_decision() -> Non
         try:
             page = await context.new_page()
             await page.goto(origin + "/")
-            await page.locator("#activity-empty").wait_for(timeout=TIMEOUT_MS)
+            await page.get_by_test_id("activity-empty").wait_for(timeout=TIMEOUT_MS)
 
             made = await alice.call_tool("create_todo", {"title": "Sent over MCP"})
             assert made.is_error is False
             await page.locator("li.todo", has_text="Sent over MCP").wait_for(timeout=TIMEOUT_MS)
             (first,) = await _items(page, 1)
-            assert first.startswith("MCP agent as alice")
-            assert "create_todo" in first
-            assert "done" in first
+            assert first.startswith("MCP agent")
+            assert "Create todo by alice" in first
+            assert "dispatched" in first
 
             assert (await alice.call_tool("select_todo", {"id": "todo-1"})).is_error is False
             refused = await bob.call_tool("delete_todo", {})
             assert refused.is_error is True
-            newest, *_ = await _items(page, 3)
-            assert newest.startswith("MCP agent as bob")
-            assert "delete_todo" in newest
-            assert "refused: not allowed" in newest
+            # a refusal is folded, so the agents' real actions stay in view
+            run = page.get_by_test_id("refused-run")
+            await run.get_by_text("1 refused call").wait_for(timeout=TIMEOUT_MS)
+            await run.get_by_text("1 refused call").click()
+            said = await run.inner_text()
+            assert "Delete selected todo · AgentAuthorizationError · bob" in said
 
             # the person's own click is told apart from the agents'
             await page.locator("li.todo", has_text="Sent over MCP").get_by_role("checkbox").check()
-            newest, *_ = await _items(page, 4)
-            assert newest.startswith("You (demo)")
-            assert "toggle_todo" in newest
+            newest, *_ = await _items(page, 3)
+            assert newest.startswith("person")
+            assert "Toggle todo by demo" in newest
 
             ARTIFACTS.mkdir(exist_ok=True)
             await page.screenshot(path=str(ARTIFACTS / "page-demo.png"), full_page=True)

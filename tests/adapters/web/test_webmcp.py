@@ -10,8 +10,8 @@ import pytest
 
 from examples.todo import run_todo
 from examples.todo_web import DEMO_USER, TodoWeb, create_app, todo_web
-from examples.todo_web.server import SESSION_COOKIE
 from foldkit_agent.adapters.web import webmcp
+from foldkit_agent.adapters.web.signin import PERSON_COOKIE
 from foldkit_agent.adapters.web.surface import CSRF_HEADER
 
 BASE = "http://127.0.0.1:8765"
@@ -74,10 +74,11 @@ async def _signed_in(c: httpx.AsyncClient) -> str:
 async def test_visiting_signs_in_the_demo_user(web: TodoWeb) -> None:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web.app), base_url=BASE) as c:
         token = await _signed_in(c)
-        assert SESSION_COOKIE in c.cookies
-        assert list(web.sessions.values()) == [DEMO_USER]
+        assert PERSON_COOKIE in c.cookies
+        assert len(web.people) == 1
         state = (await c.get("/app/state")).json()
-        assert state == {"todos": [], "selected": None, "user": {"id": "demo", "canDelete": True}}
+        user = {"id": DEMO_USER.id, "canDelete": DEMO_USER.can_delete}
+        assert state == {"todos": [], "selected": None, "user": user}
         # the page token is also the agent surface's token: one session, one secret
         session = (await c.get("/agent/session")).json()
         assert session["csrfToken"] == token

@@ -30,18 +30,39 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from ...edge.activity import ActivityFeed
 from ...edge.calls import CallsInFlight
 from ...edge.resolve import RuntimeUnavailableError, resolve_runtime
+from ...edge.tokens import Grant
 from ...runtime.bound import AgentRuntime
+from .checks import session_id
 from .console.render import HEADERS, Shown, asset_response, render_parts, templates
 from .console.views import approval_view
+from .csrf import CSRF_HEADER, CsrfTokens
 from .sessions import page_owner
-from .signin import SIGN_IN_PAGE, People
+from .signin import PERSON_COOKIE, SIGN_IN_PAGE, People, set_person_cookie
 
-__all__ = ["PAGE_PARTS", "PersonPage"]
+__all__ = ["PAGE_PARTS", "PagePanel", "PersonPage"]
 
 PAGE_PARTS: Final = "/page"
 """Where the page's own routes live, under the surface's mount point."""
 
 _CONSOLE = "/console"
+
+
+@dataclass(frozen=True, slots=True)
+class PagePanel:
+    """An application's own part of the person's page, shown first: its list and controls.
+
+    Attributes:
+        html: the panel's markup, the application's own (trusted: inserted as it is).
+        scripts: script URLs it loads (same origin: the page runs only its own scripts).
+        styles: stylesheet URLs it loads.
+
+    Example:
+        >>> PagePanel('<ul id="todos"></ul>', scripts=("/app/page.js",))
+    """
+
+    html: str
+    scripts: tuple[str, ...] = ()
+    styles: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
@@ -58,6 +79,10 @@ class PersonPage:
         calls: the server's calls in flight (where this page's waiting calls are parked).
         feed: the activity shown (a runtime's, when the target is one runtime).
         session_of: the surface's ``session_of`` (the page's owner key comes from it).
+        csrf: the surface's CSRF tokens (the page carries its session's token).
+        panel: the application's own panel, or ``None``.
+        visitor: with ``people``, who a visitor without a session is signed in as (a demo
+            on loopback); ``None``: they are sent to sign in.
     """
 
     target: Any
@@ -69,6 +94,9 @@ class PersonPage:
     calls: CallsInFlight
     feed: ActivityFeed | None
     session_of: Any
+    csrf: CsrfTokens
+    panel: PagePanel | None = None
+    visitor: Grant | None = None
 
     def __post_init__(self) -> None:
         self.env: jinja2.Environment = templates(self.surface + PAGE_PARTS)
@@ -96,23 +124,35 @@ class PersonPage:
         return render_parts(self.env, shown)
 
     async def home(self, request: Request) -> Response:
-        """``GET /``: the page (a person who has not signed in is sent to sign in)."""
+        """``GET /``: the page (a person who has not signed in is sent to sign in, or signed
+        in as the ``visitor``)."""
+        opened = None
         if self.people is not None and self.people.session_of(request) is None:
-            return RedirectResponse(SIGN_IN_PAGE, status_code=303)
+            if self.visitor is None:
+                return RedirectResponse(SIGN_IN_PAGE, status_code=303)
+            opened = self.people.open(self.visitor)
+            request.cookies[PERSON_COOKIE] = opened  # this very page is the visitor's
         parts = await self._parts(request)
         if isinstance(parts, Response):
             return parts
+        sid = session_id(request, self.session_of)
         html = self.env.get_template("page.html").render(
             title=self.title,
             person=self._person(request),
-            console=_CONSOLE if self.people is not None else None,
+            csrf_token=None if sid is None else self.csrf.token_for(sid),
+            csrf_header=CSRF_HEADER,
+            panel=self.panel,
+            console=_CONSOLE if self.people is not None and self.visitor is None else None,
             answers=self.surface,
             bridge=self.bridge,
             head_scripts=list(self.head_scripts),
             sign_in=SIGN_IN_PAGE,
             parts=parts,
         )
-        return HTMLResponse(html, headers=HEADERS)
+        response = HTMLResponse(html, headers=HEADERS)
+        if opened is not None:
+            set_person_cookie(response, request, opened)
+        return response
 
     async def parts(self, request: Request) -> Response:
         """``GET page/parts``: the live parts as HTML."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from starlette.requests import Request
+from starlette.responses import Response
 
 from ...edge.tokens import Grant, TokenTable
 
@@ -45,6 +46,7 @@ __all__ = [
     "ApproverPolicy",
     "People",
     "local_person",
+    "set_person_cookie",
     "subject_of_caller",
 ]
 
@@ -168,3 +170,16 @@ class People:
         """The request's signed-in person, else ``None``: the page surface's
         ``credentials_of``, so a browser agent's calls carry the person's subject."""
         return self.person(self.session_of(request))
+
+
+def set_person_cookie(response: Response, request: Request, sid: str) -> None:
+    """Put the signed-in session ``sid`` in ``response``'s :data:`PERSON_COOKIE`
+    (``HttpOnly``, ``SameSite=Strict``, ``Secure`` over HTTPS, for the whole site)."""
+    response.set_cookie(
+        PERSON_COOKIE,
+        sid,
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=request.url.scheme == "https",
+    )

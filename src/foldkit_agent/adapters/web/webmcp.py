@@ -28,6 +28,8 @@ or, for a runtime without a page of its own, :func:`webmcp_app` serves the perso
 from __future__ import annotations
 
 import html
+import secrets
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -36,7 +38,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route, request_response
+from starlette.routing import BaseRoute, Mount, Route, request_response
 
 from ...edge.activity import ActivityFeed
 from ...edge.calls import CallsInFlight
@@ -44,9 +46,10 @@ from ...edge.guard import EdgeGuard, Rules
 from ...edge.hosts import HostPolicy
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import static_runtime
+from ...edge.tokens import Grant
 from .checks import SurfaceAuth, render
 from .csrf import CsrfTokens
-from .page import PAGE_PARTS, PersonPage
+from .page import PAGE_PARTS, PagePanel, PersonPage
 from .signin import People
 from .surface import DEFAULT_MAX_BODY, SurfaceTarget, agent_surface
 
@@ -119,6 +122,9 @@ def webmcp_app(
     head_scripts: tuple[str, ...] = (),
     options: HttpOptions = DEFAULT_HTTP_OPTIONS,
     people: People | None = None,
+    panel: PagePanel | None = None,
+    routes: Sequence[BaseRoute] = (),
+    visitor: Grant | None = None,
     **surface: Any,
 ) -> Starlette:
     """A complete app: the person's page at ``/`` (:mod:`~foldkit_agent.adapters.web.page`:
@@ -140,7 +146,13 @@ def webmcp_app(
             (``GET /`` redirects to the console's sign-in, the rest is 401) and the surface
             takes its session and credentials from them, so a browser agent's calls carry
             the person; ``None``: no sign-in (serve it on loopback only).
-        **surface: the other keywords of :func:`webmcp_surface` (``calls``, say).
+        panel: the application's own part of the page, shown first (its list and controls,
+            :class:`~foldkit_agent.adapters.web.page.PagePanel`).
+        routes: the application's own routes (what its panel calls), served before the page.
+        visitor: with ``people``, who a visitor without a session is signed in as instead of
+            being sent to sign in (a demo served on loopback).
+        **surface: the other keywords of :func:`webmcp_surface` (``calls``, ``activity``,
+            ``csrf_secret``, say).
 
     Returns:
         A Starlette app: ``GET /``, the page's parts under ``<path>/page/`` and the surface's
@@ -159,9 +171,11 @@ def webmcp_app(
         surface.setdefault("credentials_of", people.credentials_of)
         surface.setdefault("signed_in", True)
     calls: CallsInFlight = surface.setdefault("calls", CallsInFlight(options.caps))
-    rt = static_runtime(target)
-    feed = None if rt is None else ActivityFeed(rt.audit)
-    surface.setdefault("activity", feed)
+    if surface.get("activity") is None:
+        rt = static_runtime(target)
+        surface["activity"] = None if rt is None else ActivityFeed(rt.audit)
+    secret = surface.get("csrf_secret") or secrets.token_bytes(32)
+    surface["csrf_secret"] = secret
     page = PersonPage(
         target,
         title,
@@ -170,8 +184,11 @@ def webmcp_app(
         head_scripts,
         people,
         calls,
-        feed,
+        surface["activity"],
         surface.get("session_of"),
+        CsrfTokens(secret),
+        panel,
+        visitor,
     )
     hosts = HostPolicy(options.allowed_hosts)
     # The page passes the same edge guard as the surface: the one Host policy (a GET page
@@ -208,6 +225,7 @@ def webmcp_app(
     return Starlette(
         routes=[
             Route("/", home, methods=["GET"]),
+            *routes,
             Mount(base or "/", routes=[Mount(PAGE_PARTS, app=parts), Mount("", app=api)]),
         ]
     )

@@ -39,7 +39,7 @@ from ..activity import ReleasingStream
 from ..csrf import CSRF_HEADER, CsrfTokens
 from ..decision import approval_from
 from ..feed import unless_shutdown
-from ..signin import LOCAL_PERSON, PERSON_COOKIE, ApproverPolicy, People
+from ..signin import LOCAL_PERSON, PERSON_COOKIE, ApproverPolicy, People, set_person_cookie
 from .render import HEADERS, Shown, asset_response, render_parts, templates
 from .views import approval_view
 
@@ -140,7 +140,7 @@ class Console:
         )
         response = HTMLResponse(html, headers=_HEADERS)
         if new_sid is not None:
-            _set_cookie(response, request, new_sid)
+            set_person_cookie(response, request, new_sid)
         return response
 
     async def parts(self, request: Request) -> Response:
@@ -258,7 +258,7 @@ class Console:
         if sid is None:
             return JSONResponse({"error": "That token is not accepted."}, 401, _HEADERS)
         response = JSONResponse({"ok": True, "next": CONSOLE_PATH}, headers=_HEADERS)
-        _set_cookie(response, request, sid)
+        set_person_cookie(response, request, sid)
         return response
 
     async def sign_out(self, request: Request) -> Response:
@@ -280,17 +280,6 @@ def _answered(got: Outcome | ParkedApproval) -> dict[str, Any]:
     if isinstance(reason := got.data.get("reason"), str):
         answer["reason"] = reason
     return {**answer, "text": got.text}
-
-
-def _set_cookie(response: Response, request: Request, sid: str) -> None:
-    response.set_cookie(
-        PERSON_COOKIE,
-        sid,
-        httponly=True,
-        samesite="strict",
-        path="/",
-        secure=request.url.scheme == "https",
-    )
 
 
 def _render(_scope: Scope, _rules: Rules, err: WireError) -> Response:
