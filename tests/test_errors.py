@@ -109,6 +109,22 @@ def test_serve_webmcp_without_sse_starlette_names_an_extra_not_only_the_module()
     )
 
 
+def test_serve_auth_issuer_without_joserfc_names_the_oauth_extra() -> None:
+    code = (
+        "import sys; sys.modules['joserfc'] = None\n"
+        "sys.argv = ['foldkit-agent', 'serve', 'examples.todo:runtime', '--mcp', 'http', "
+        "'--auth-issuer', 'http://localhost:9', '--audience', 'http://127.0.0.1:9/mcp', "
+        "'--port', '0']\n"
+        "from foldkit_agent.__main__ import main; main()\n"
+    )
+    done = _run(Path(sys.executable), "-c", code)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: the 'oauth' extra is needed for OAuth tokens (OAuthVerifier, serve "
+        "--auth-issuer): pip install 'foldkit-agent[oauth]' (no module named 'joserfc')\n"
+    )
+
+
 def test_a_missing_module_of_our_own_is_a_bug_and_passes_unchanged() -> None:
     with pytest.raises(ModuleNotFoundError) as caught, needs_extra("foldkit_agent.edge"):
         import foldkit_agent.no_such_part  # type: ignore[import-not-found]  # noqa: F401

@@ -536,6 +536,7 @@ EXTRAS: Final[Mapping[str, tuple[str, str]]] = {
     "foldkit_agent.adapters.openai_agents": ("openai-agents", "the OpenAI Agents SDK tools"),
     "foldkit_agent.adapters.langchain": ("langchain", "the LangChain tools"),
     "foldkit_agent.edge": ("web", "the HTTP edge (HttpOptions, CallsInFlight, Tenants)"),
+    "foldkit_agent.edge.oauth": ("oauth", "OAuth tokens (OAuthVerifier, serve --auth-issuer)"),
     "foldkit_agent.contract.rates": ("limits", "rate limits (rate=, serve --rate-limit)"),
     "foldkit_agent.cli": ("cli", "the foldkit-agent command"),
     "foldkit_agent.cli.demo": ("mcp,a2a,web", "foldkit-agent demo"),

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import quote, urlsplit
 
+from ..errors import needs_extra
 from .hosts import LOOPBACK_HOSTS
 from .tokens import Grant
 
@@ -244,6 +245,11 @@ class OAuthVerifier:
         transport: the HTTP transport to reach the authorization server with (tests), or
             ``None`` for the network.
 
+    Raises:
+        TypeError: ``options`` is not an :class:`OAuthOptions`.
+        MissingExtra: the ``oauth`` extra (joserfc, httpx2) is not installed; its text names
+            it (:class:`~foldkit_agent.errors.MissingExtra`).
+
     Example:
         >>> shared = HttpOptions(oauth=OAuthVerifier(OAuthOptions(issuer=..., audience=...)))
     """
@@ -253,12 +259,11 @@ class OAuthVerifier:
     ) -> None:
         if not isinstance(options, OAuthOptions):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"OAuthVerifier takes OAuthOptions, got {type(options).__name__}")
-        try:
+        # Both libraries are checked here, not at the first token: serve then answers a
+        # missing one at start, in one line naming the extra.
+        with needs_extra(__name__):
+            import httpx2  # noqa: F401  # pyright: ignore[reportUnusedImport]
             from joserfc import jwt
-        except ImportError:  # pragma: no cover - the extra is missing
-            raise ImportError(
-                "verifying OAuth tokens needs the oauth extra: pip install 'foldkit-agent[oauth]'"
-            ) from None
         self.options = options
         self._transport = transport
         self._claims = jwt.JWTClaimsRegistry(
