@@ -21,8 +21,8 @@ transport's caller is told that answer on its next request.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull
@@ -110,6 +110,9 @@ class ParkedApproval:
             :class:`~foldkit_agent.edge.calls.CallsInFlight` when it parks the call): its
             :class:`~foldkit_agent.runtime.Outcome`, or the :class:`ParkedApproval` of the
             next question it asked; ``None`` until set.
+        told: what the call's transport does with that step before anyone is given it
+            (``async (step) -> None``; A2A writes it to its task store), so whoever answered
+            learns of it only once the transport's caller can read it too.
     """
 
     key: str
@@ -121,6 +124,9 @@ class ParkedApproval:
     transport: str = ""
     caller: str = ""
     next: asyncio.Future[Any] | None = None
+    told: list[Callable[[Any], Awaitable[None]]] = field(
+        default_factory=list[Callable[[Any], Awaitable[None]]]
+    )
 
     def answerable_by(self, owner: str | None, capability: str | None = None) -> bool:
         """Whether ``owner`` may answer this call (it is theirs), and, if ``capability`` is

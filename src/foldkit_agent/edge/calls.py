@@ -287,22 +287,28 @@ class CallsInFlight:
         if parked is None:
             answer.set_exception(RuntimeError("the call could not be parked: its key is taken"))
             return await self.settle(call, request.beat, request.interval)
-        parked.next = after = asyncio.ensure_future(self._then(call, name, request, asking))
+        parked.next = after = asyncio.ensure_future(self._then(parked, request, asking))
         after.add_done_callback(_retrieved)
         return parked
 
     async def _then(
-        self, call: asyncio.Future[Outcome], name: str, request: CallRequest, asking: Asking
+        self, parked: ParkedApproval, request: CallRequest, asking: Asking
     ) -> Outcome | ParkedApproval:
         """What a parked call does once answered: its outcome, or its next question, parked
-        (only a ``reask`` call asks one)."""
+        (only a ``reask`` call asks one); its transport is told first (``parked.told``)."""
+        call = parked.task
         entry = self._signals.get(call)
         signal = entry[1] if entry is not None else asyncio.Event()
         asked = asking.asked
-        outcome = await settle(call, signal, asked)
-        if outcome is not None:
-            return outcome
-        return await self._park(call, name, request, asking, asked)
+        got = await settle(call, signal, asked)
+        if got is None:
+            got = await self._park(call, parked.capability, request, asking, asked)
+        for tell in parked.told:
+            try:
+                await tell(got)
+            except Exception:
+                _log.warning("a transport could not record a parked call's step", exc_info=True)
+        return got
 
     def _counted(self, ask: Approver, caller: str, place: list[Slot]) -> Approver:
         """``ask``, once the call has moved its ``place`` among the calls waiting for a

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -129,7 +130,6 @@ class CapabilityExecutor(AgentExecutor):
         self._interval = check_interval(progress_interval)
         self._runs: dict[str, _Run] = {}
         self._task_store = task_store
-        self._writes: set[asyncio.Future[Any]] = set()
         self._outcome_schemas: dict[str, JsonSchema] = {}
 
     def outcome_schema(self, name: str) -> JsonSchema | None:
@@ -246,10 +246,12 @@ class CapabilityExecutor(AgentExecutor):
         await run.updater.requires_input(approval_message(run.updater, parked.request))
 
     def _waiting(self, run: _Run, call_context: ServerCallContext, parked: ParkedApproval) -> None:
-        """``run`` waits on ``parked``; follow its next step (:meth:`_followed`)."""
+        """``run`` waits on ``parked``: its next step is written to the store where nobody
+        publishes it (:meth:`_told`), and the run ends with the call (:meth:`_next_done`)."""
         run.parked, run.resumed = parked, False
+        parked.told.append(partial(self._told, run, call_context))
         if parked.next is not None:
-            parked.next.add_done_callback(lambda after: self._followed(run, call_context, after))
+            parked.next.add_done_callback(partial(self._next_done, run))
 
     async def _resume(self, context: RequestContext, updater: TaskUpdater) -> None:
         """The follow-up on a task in ``INPUT_REQUIRED``: hand the answer over, then finish,
@@ -328,31 +330,32 @@ class CapabilityExecutor(AgentExecutor):
         if self._runs.get(task_id) is run:
             del self._runs[task_id]
 
-    def _followed(
-        self, run: _Run, call_context: ServerCallContext, after: asyncio.Future[Any]
+    async def _told(
+        self, run: _Run, call_context: ServerCallContext, got: Outcome | ParkedApproval
     ) -> None:
         """A parked call's next step after its answer: its end, or its next question. Unless
         a follow-up answered it (it then publishes) or ``tasks/cancel`` records it, write it
         to the store (answered at the console, or the approval timed out): the request that
-        parked it has returned, so no event queue is left to publish on."""
-        got = None if after.cancelled() or after.exception() is not None else after.result()
-        if isinstance(got, ParkedApproval):
-            if run.resumed or run.parked is got:
-                return
-            self._waiting(run, call_context, got)
-        else:
-            self._ended(run.updater.task_id, run)
-        if got is None or run.resumed or run.cancelling or self._task_store is None:
+        parked it has returned, so no event queue is left to publish on. Awaited before the
+        step is handed to anyone, so the console's answer comes once ``tasks/get`` shows it."""
+        if run.resumed or run.cancelling or self._task_store is None:
             return
-        task = asyncio.ensure_future(self._record(run, call_context, got))
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
+        if isinstance(got, ParkedApproval):
+            self._waiting(run, call_context, got)
+        await self._record(run, call_context, got)
+
+    def _next_done(self, run: _Run, after: asyncio.Future[Any]) -> None:
+        """The run ends with its call (not when the call asks again)."""
+        stepped = not after.cancelled() and after.exception() is None
+        if not stepped or not isinstance(after.result(), ParkedApproval):
+            self._ended(run.updater.task_id, run)
 
     async def settled(self) -> None:
         """Wait until no call is waiting for approval and every recorded end is stored."""
         while waiting := {
-            *(r.parked.next or r.parked.task for r in self._runs.values() if r.parked),
-            *self._writes,
+            p.next or p.task
+            for r in self._runs.values()
+            if (p := r.parked) is not None and not (p.next or p.task).done()
         }:
             await asyncio.wait(waiting)
 
