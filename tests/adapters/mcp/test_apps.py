@@ -16,10 +16,11 @@ import pytest
 from mcp import Client, MCPError
 
 from examples.todo import TodoAgent, TodoMessage, run_todo
-from examples.todo.app import App, ClearedSelection, SelectedTodo
+from examples.todo.app import App, ClearedSelection
 from foldkit_agent import agent, projection
 from foldkit_agent.adapters.mcp import CONTEXT_URI, mcp_server
 from foldkit_agent.adapters.mcp.apps import VIEW_MIME, VIEW_URI, generated
+from tests.support.apps_todo import AppOnly
 from tests.support.inproc import EVERY
 from tests.support.mcp_cart import run_cart
 
@@ -33,22 +34,6 @@ def config_of(html: str) -> dict[str, Any]:
     found = re.search(r'<script type="application/json" id="foldkit-view">(.*?)</script>', html)
     assert found is not None
     return json.loads(found.group(1))
-
-
-# A person-only capability: the host offers clear_selection to the view, not to its model.
-AppOnly = TodoAgent.make(
-    context=projection.pick(App.model.todos, App.model.selected_todo_id),
-    messages=TodoAgent.expose(
-        TodoMessage,
-        {
-            SelectedTodo: "Select a todo",
-            ClearedSelection: TodoAgent.variant(
-                name="clear_selection", description="Clear the current selection"
-            ),
-        },
-    ),
-    view=agent.view(title="Selection", app_only=[ClearedSelection]),
-)
 
 
 @pytest.mark.parametrize("mode", MODES)

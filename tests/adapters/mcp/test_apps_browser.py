@@ -165,3 +165,24 @@ async def app_frame(page: Page) -> Frame:
     frame = await handle.content_frame()
     assert frame is not None
     return frame
+
+
+async def test_a_host_keeps_an_app_only_capability_from_its_model(tmp_path: Path) -> None:
+    need_chromium()
+    script = host_script(tmp_path / "host.js")
+    async with (
+        serve_process("tests.support.apps_todo:runtime", "--mcp", "http") as origin,
+        launch(native=False) as browser,
+    ):
+        page = await browser.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        await host_page(page, origin, script)
+        opened: dict[str, Any] = await page.evaluate("url => window.openApp(url)", f"{origin}/mcp")
+        view = page.frame_locator("iframe[title=app]")
+        await expect(view.locator("#title")).to_have_text("Selection")
+        await expect(view.locator("form[name=clear_selection]")).to_have_count(1)
+    # ext-apps' own reading of the listing: the host offers clear_selection to the view only
+    assert {t["name"]: t["appOnly"] for t in opened["tools"]} == {
+        "selected_todo": False,
+        "clear_selection": True,
+    }
