@@ -204,3 +204,50 @@ async def test_a_console_approval_completes_a_waiting_a2a_task(tmp_path: Path) -
         "approved",
         "alice",
     )
+
+
+async def test_a_console_edit_asks_a_2026_mcp_agent_again_and_sends_the_edit_once(
+    tmp_path: Path,
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    shelf = "tests.support.approval_app:runtime"
+    args = ("--mcp", "http", *SERVE, "--audit", f"jsonl:{audit}")
+    async with serve_process(shelf, *args) as origin:
+        async with modern_mcp(origin, ALICE) as alice, console(origin) as person:
+            first = await alice.session.call_tool(
+                "add_item", {"title": "!milk"}, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            assert first.request_state is not None
+            said = await person.answer(
+                first.request_state, {"approve": True, "input": {"title": "!oat milk"}}
+            )
+            assert (said["approved"], said["outcome"]) == (False, "asked again")
+            (again_key,) = await person.waiting()
+            assert again_key != first.request_state
+            # the agent's next request is told the new question, under the new request_state
+            told = await alice.session.call_tool(
+                "add_item",
+                {"title": "!milk"},
+                input_responses={INPUT_KEY: types.ElicitResult(action="cancel")},
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            assert isinstance(told, types.InputRequiredResult)
+            assert told.request_state == again_key
+            assert told.input_requests is not None
+            asked = told.input_requests[INPUT_KEY]
+            assert isinstance(asked, types.ElicitRequest)
+            assert isinstance(asked.params, types.ElicitRequestFormParams)
+            assert asked.params.requested_schema["properties"]["title"]["default"] == "!oat milk"
+            said = await person.answer(again_key, {"approve": True})
+            assert (said["approved"], said["outcome"]) == (True, "dispatched")
+            contents = (await alice.read_resource("agent://context")).contents[0]
+            items = json.loads(getattr(contents, "text", "{}"))["items"]
+            assert items == ["milk", "!oat milk"]
+    (entry,) = audited(audit, "add_item")
+    assert (entry["approval"], entry["approval_asks"], entry["approved_by"]) == (
+        "approved",
+        2,
+        "alice",
+    )
