@@ -299,3 +299,19 @@ async def test_a_tenants_capability_scopes_are_checked_at_the_edge_too(issuer: I
     assert WRITE in refused.headers["www-authenticate"].split('scope="')[1].split('"')[0]
     assert WRITE in refused.json()["error"]["message"]
     assert allowed.status_code == 200, allowed.text
+
+
+async def test_a_tenants_path_is_served_only_to_a_token_of_that_tenant(issuer: Issuer) -> None:
+    from tests.support.serving import todos_of
+
+    token = issuer.token("openid todos:read")  # alice's
+    flags = (*_flags(issuer), "--tenant-from", "path")
+    async with serving(*flags, target="examples.todo:runtime", port=_port(issuer)) as server:
+        async with mcp_client(f"{server.origin}/alice/mcp", token) as client:
+            await client.call_tool("create_todo", {"title": "Milk"})
+            assert [t["title"] for t in await todos_of(client)] == ["Milk"]
+        foreign = await _call_raw(f"{server.origin}/bob/mcp", token, "create_todo")
+    # alice's token opens nothing of bob's
+    assert "not available" in foreign.json()["error"]["message"], foreign.text
+    said = await _said(server)
+    assert "opens a runtime for the tenant its path names" not in said  # the issuer guards it

@@ -261,7 +261,7 @@ def _announce(options: ServeOptions, origin: str, at: str) -> None:
         )
     if options.ag_ui is not None:
         _say(f"serving AG-UI at {origin}/ag-ui (runs of {options.ag_ui})")
-    if options.tenant_from == "path" and not options.tokens:
+    if options.tenant_from == "path" and not options.bearer:
         _say(UNGUARDED_PATHS)
     for line in options.warnings():
         _say(line)

@@ -131,8 +131,8 @@ async def serve_tenants(loaded: Any, options: ServeOptions) -> AsyncGenerator[Te
     Args:
         loaded: what ``options.target`` names, called with each tenant.
         options: ``tenant_from``, ``tenant_idle``, ``max_tenants`` and the audit flags; with
-            ``tokens`` (``--token`` given), a tenant read off the path is served only to a
-            caller whose token's subject is that tenant
+            bearer tokens (``--token`` or ``--auth-issuer``), a tenant read off the path is
+            served only to a caller whose token's subject is that tenant
             (:func:`~foldkit_agent.edge.own_path_tenant`); with ``claim:NAME``, the tenant is
             the claim of the issuer's verified token
             (:func:`~foldkit_agent.edge.tenants.claim_tenant`).
@@ -143,7 +143,8 @@ async def serve_tenants(loaded: Any, options: ServeOptions) -> AsyncGenerator[Te
         return _tenant_runtime(loaded, reference, tenant, audit, durable, options.idempotency_ttl)
 
     key = options.tenant_from
-    mode: Any = own_path_tenant if key == "path" and options.tokens else key
+    # a path is served only to a caller authenticated as its tenant, by --token or the issuer
+    mode: Any = own_path_tenant if key == "path" and options.bearer else key
     if options.tenant_claim is not None:
         mode = claim_tenant
     async with Tenants(
