@@ -115,7 +115,13 @@ async def test_the_person_in_the_page_approves_and_the_waiting_call_sends_it() -
         answer = await client.post(
             f"/approvals/{shown['id']}", json={"approve": True}, **page("s-ann")
         )
-        assert answer.json() == {"ok": True, "approved": True}
+        # answered once the call took its step: the Message was sent
+        assert answer.json() == {
+            "ok": True,
+            "approved": True,
+            "outcome": "dispatched",
+            "text": "remove_item was dispatched: the application received its Message.",
+        }
         result = await invoke
         assert result["isError"] is False
         assert running.host.model().items == ("eggs",)
@@ -348,3 +354,27 @@ def test_generated_agent_native_actions_declare_needs_approval_for_confirmed_cap
     assert "const NEEDS_APPROVAL = true;" in add  # a predicate: Agent Native asks every time
     assert "const NEEDS_APPROVAL = false;" in rename
     assert '"x-foldkit-approved"' in remove
+
+
+async def test_an_edited_input_is_asked_again_under_the_same_id_and_sent_once() -> None:
+    async with surface("milk", "eggs") as (running, rt, client):
+        invoke = asyncio.ensure_future(call(client, "s-ann", "remove_item", {"title": "milk"}))
+        (shown,) = await waiting_for(client, "s-ann")
+        edited = await client.post(
+            f"/approvals/{shown['id']}",
+            json={"approve": True, "input": {"title": "eggs"}},
+            **page("s-ann"),
+        )
+        assert (edited.json()["approved"], edited.json()["outcome"]) == (False, "asked again")
+        (again,) = await waiting_for(client, "s-ann")
+        assert again["id"] == shown["id"]  # the page's call keeps its one id
+        assert (again["asks"], again["input"]) == (2, {"title": "eggs"})
+        assert running.applied == 0
+        sent = await client.post(
+            f"/approvals/{again['id']}", json={"approve": True}, **page("s-ann")
+        )
+        assert sent.json()["approved"] is True
+        assert (await invoke)["isError"] is False
+        assert running.host.model().items == ("milk",)
+        entry = rt.audit.entries()[-1]
+        assert (entry.approval, entry.approval_asks) == ("approved", 2)

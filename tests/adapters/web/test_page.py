@@ -4,8 +4,9 @@ with its own WebMCP: a browser agent in the page, the person deciding.
 Nothing of the page is readable before sign-in (the page redirects, every read of the surface
 is 401). Signed in, the person sees what the agent may do (titles and descriptions, markup and
 bidi characters as visible text), the request with its sentence and its preview as a diff,
-declines with a message the agent's call receives, and approves a request whose capability
-went away meanwhile: nothing is sent and the audit says stale. No response of the page is a
+declines with a message the agent's call receives, approves a request whose capability went
+away meanwhile (nothing is sent and the audit says stale), and approves an edited input: asked
+again with its preview, it is applied once. No response of the page is a
 404 (or any error); at 1280 and 390 px nothing overflows and no text touches the edges;
 screenshots go to ``test-artifacts/person-page-*.png``.
 """
@@ -163,6 +164,24 @@ async def test_a_person_decides_in_the_page_what_its_browser_agent_asks(
             await activity.get_by_text("stale").first.wait_for(timeout=TIMEOUT_MS)
             await page.screenshot(path=str(ARTIFACTS / "person-page-activity.png"), full_page=True)
 
+            # 3. approve with an edited input: asked again with its preview, applied once
+            pending = asyncio.ensure_future(agent.call("add_note", {"title": "Milk"}))
+            await card.get_by_text('Add the note "Milk"').wait_for(timeout=TIMEOUT_MS)
+            await card.get_by_text("Edit the input before approving").click()
+            await card.get_by_label("Input (JSON)").fill('{"title": "Oat milk"}')
+            await card.get_by_role("button", name="Approve with this input").click()
+            await card.get_by_text('Add the note "Oat milk"').wait_for(timeout=TIMEOUT_MS)
+            added = card.locator(".diff .added")
+            assert "Oat milk" in " ".join(await added.all_inner_texts())
+            await card.get_by_role("button", name="Approve", exact=True).click()
+            done = await asyncio.wait_for(pending, TIMEOUT_MS / 1000)
+            assert done["isError"] is False, done
+            shown = page.get_by_test_id("context-text")
+            await shown.get_by_text("Oat milk").wait_for(timeout=TIMEOUT_MS)
+            titles = await shown.inner_text()
+            assert titles.count("Oat milk") == 1
+            assert '"Milk"' not in titles
+
             assert await page.evaluate("window.foldkitAgent.errors()") == []
             assert failed == [], failed
             assert errors == [], errors
@@ -176,6 +195,7 @@ async def test_a_person_decides_in_the_page_what_its_browser_agent_asks(
     assert decided == [
         ("delete_selected", "refused", "declined"),
         ("delete_selected", "refused", "stale"),
+        ("add_note", "dispatched", "approved"),
     ]
     assert {e["principal"] for e in _entries(audit)} == {"alice"}
 

@@ -63,6 +63,9 @@ class PageApprovals:
     )
     """Ended call -> (its page session, its answer), until the page reads it."""
 
+    def __post_init__(self) -> None:
+        self.calls.parked.watch(self._asked_again)
+
     def ask(
         self, request: Request, owner: str | None, credentials: Any
     ) -> Approver | Literal["park"] | None:
@@ -108,13 +111,20 @@ class PageApprovals:
             return []
         return [_shown(p) for p in self.calls.parked.of(owner)]
 
-    def decide(self, key: str, owner: str | None, approval: Approval) -> bool:
-        """Hand the call under ``key`` the person's answer; ``False`` when no call of
-        ``owner`` waits under that key."""
-        if owner is None or self.calls.answer(key, owner, None, approval) is None:
-            return False
-        self.feeds.announce(owner)
-        return True
+    def decide(self, key: str, owner: str | None, approval: Approval) -> ParkedApproval | None:
+        """Hand the call under ``key`` the person's answer; the call, or ``None`` when no
+        call of ``owner`` waits under that key."""
+        parked = None if owner is None else self.calls.answer(key, owner, None, approval)
+        if parked is not None:
+            self.feeds.announce(owner)
+        return parked
+
+    def _asked_again(self, parked: ParkedApproval, waiting: bool) -> None:
+        """A page call asked once more (the input edited, the Model changed) waits under its
+        id again: its page shows the new question."""
+        owner = self._open.get(parked.key)
+        if waiting and owner is not None:
+            self.feeds.announce(owner)
 
     def answer_of(self, key: str, owner: str | None) -> dict[str, Any] | Literal["waiting"] | None:
         """The answer of ``owner``'s call ``key`` (given once, then forgotten), ``"waiting"``

@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ...contract.approval import Approval
+from ...edge.approvals import ParkedApproval
+from ...runtime.outcome import Outcome
 
-__all__ = ["MAX_MESSAGE", "approval_from"]
+__all__ = ["MAX_MESSAGE", "answered", "approval_from"]
 
 MAX_MESSAGE: Final = 2000
 """Longest message a person may send with a decline, in characters."""
@@ -45,3 +47,18 @@ def approval_from(fields: dict[str, Any], by: str) -> Approval | str:
             return "Edited input goes with an approval, as a JSON object."
         extra["input"] = fields["input"]
     return Approval(approved=approve, by=by, **extra)
+
+
+def answered(got: Outcome | ParkedApproval) -> dict[str, Any]:
+    """What a page says of an answered call's next step: ``{"ok": true, "approved": bool,
+    "outcome", "reason"?, "text"}``, where ``approved`` says whether the Message was sent
+    (``false`` for a call refused as stale however the person answered), or ``{"ok": true,
+    "approved": false, "outcome": "asked again"}`` when the call asks once more (the Model
+    changed, or the input was edited)."""
+    if isinstance(got, ParkedApproval):
+        text = "The call asks again, with the new preview."
+        return {"ok": True, "approved": False, "outcome": "asked again", "text": text}
+    answer: dict[str, Any] = {"ok": True, "approved": got.kind != "refused", "outcome": got.kind}
+    if isinstance(reason := got.data.get("reason"), str):
+        answer["reason"] = reason
+    return {**answer, "text": got.text}

@@ -7,7 +7,9 @@ the caller's runtime, runs what was asked and answers in the surface's shapes
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -20,7 +22,7 @@ from starlette.types import Scope
 from ...contract.calls import Invocation
 from ...edge.activity import ActivityFeed
 from ...edge.approvals import ParkedApproval
-from ...edge.calls import CallRequest, CallsInFlight
+from ...edge.calls import PARK, CallRequest, CallsInFlight
 from ...edge.guard import BODY_KEY, Rules
 from ...edge.resolve import (
     RuntimeUnavailableError,
@@ -35,7 +37,7 @@ from ...runtime.idempotency import IDEMPOTENCY_HEADER
 from .approvals import PageApprovals, waiting_result, who
 from .checks import rejected
 from .csrf import CsrfTokens
-from .decision import approval_from
+from .decision import answered, approval_from
 from .feed import PageFeeds
 from .results import call_tool_result, page_tool
 from .sessions import PageSessions, call_caller, page_owner, service_caller, session_answer
@@ -167,13 +169,18 @@ class Surface:
         if isinstance(rt, Response):
             return rt
         owner = self._owner(request)
+        ask = self.approvals.ask(request, owner, credentials)
+        parks = ask == PARK
         call = CallRequest(
             self._transport(request.scope),
             call_caller(request, credentials),
             credentials,
-            ask=self.approvals.ask(request, owner, credentials),
+            ask=ask,
             owner=owner,
             scope=request.scope,
+            # the page can be asked again (an edit, a changed Model): under the one id it has
+            key=secrets.token_urlsafe(32) if parks else None,
+            reask=parks,
             idempotency_key=request.headers.get(IDEMPOTENCY_HEADER),
         )
         got = await self.c.calls.run(rt, name, request.scope.get(BODY_KEY, {}), call)
@@ -216,6 +223,9 @@ class Surface:
         approval = approval_from(fields, who(credentials))
         if isinstance(approval, str):
             return rejected(400, "malformed", approval)
-        if not self.approvals.decide(request.path_params["key"], self._owner(request), approval):
+        parked = self.approvals.decide(request.path_params["key"], self._owner(request), approval)
+        if parked is None:
             return rejected(404, "not-waiting", "No call of this page waits for that answer.")
-        return JSONResponse({"ok": True, "approved": approval.approved}, headers=_NO_STORE)
+        # shielded: a person leaving the page never aborts the agent's call
+        got = await asyncio.shield(parked.task if parked.next is None else parked.next)
+        return JSONResponse(answered(got), headers=_NO_STORE)

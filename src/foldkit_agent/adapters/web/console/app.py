@@ -34,10 +34,9 @@ from ....edge.tokens import Grant, TokenTable
 from ....edge.wire import WireError
 from ....errors import AgentError
 from ....runtime.bound import AgentRuntime
-from ....runtime.outcome import Outcome
 from ..activity import ReleasingStream
 from ..csrf import CSRF_HEADER, CsrfTokens
-from ..decision import approval_from
+from ..decision import answered, approval_from
 from ..feed import unless_shutdown
 from ..signin import LOCAL_PERSON, PERSON_COOKIE, ApproverPolicy, People, set_person_cookie
 from .render import HEADERS, Shown, asset_response, render_parts, templates
@@ -242,7 +241,7 @@ class Console:
             return JSONResponse({"error": "That call was answered already."}, 409, _HEADERS)
         # shielded: a person leaving the page never aborts the agent's call
         got = await asyncio.shield(parked.task if parked.next is None else parked.next)
-        return JSONResponse(_answered(got), headers=_HEADERS)
+        return JSONResponse(answered(got), headers=_HEADERS)
 
     async def sign_in_page(self, request: Request) -> Response:
         if not self.signs_in:
@@ -269,17 +268,6 @@ class Console:
 
     async def asset(self, request: Request) -> Response:
         return asset_response(request.path_params["name"])
-
-
-def _answered(got: Outcome | ParkedApproval) -> dict[str, Any]:
-    """What the console says of an answered call's next step (see :meth:`Console.answer`)."""
-    if isinstance(got, ParkedApproval):
-        text = "The call asks again, with the new preview."
-        return {"ok": True, "approved": False, "outcome": "asked again", "text": text}
-    answer: dict[str, Any] = {"ok": True, "approved": got.kind != "refused", "outcome": got.kind}
-    if isinstance(reason := got.data.get("reason"), str):
-        answer["reason"] = reason
-    return {**answer, "text": got.text}
 
 
 def _render(_scope: Scope, _rules: Rules, err: WireError) -> Response:
