@@ -45,6 +45,7 @@ __all__ = [
     "REQUIRED_TEXT",
     "UNVERIFIED_TEXT",
     "BearerBackend",
+    "CredentialsMissing",
     "GrantUser",
     "backend_step",
     "bearer_step",
@@ -102,7 +103,7 @@ class GrantUser(SimpleUser):
         self.grant = grant
 
 
-class _Missing(AuthenticationError):
+class CredentialsMissing(AuthenticationError):
     """No ``Authorization`` header where one is required."""
 
 
@@ -110,21 +111,32 @@ class BearerBackend(AuthenticationBackend):
     """Bearer tokens verified by ``options.verify`` (the server's token table, then its
     OAuth issuer): a known token authenticates a :class:`GrantUser` with the grant's scopes;
     an unknown one (or another scheme) raises ``AuthenticationError``; no header is anonymous,
-    unless ``required``.
+    unless ``required`` (then :class:`CredentialsMissing`), except on a ``public`` request
+    (A2A's public card).
+
+    Attributes:
+        required: as given; an adapter reads it (A2A's card then requires the scheme).
 
     Example:
         >>> backend = BearerBackend(HttpOptions(tokens=table), required=True)
     """
 
-    def __init__(self, options: HttpOptions, *, required: bool = True) -> None:
+    def __init__(
+        self,
+        options: HttpOptions,
+        *,
+        required: bool = True,
+        public: Callable[[Scope], bool] | None = None,
+    ) -> None:
         self.options = options
         self.required = required
+        self.public = public
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, GrantUser] | None:
         header = conn.headers.get("authorization")
         if header is None:
-            if self.required:
-                raise _Missing("a bearer token is required")
+            if self.required and (self.public is None or not self.public(conn.scope)):
+                raise CredentialsMissing("a bearer token is required")
             return None
         grant = await self.options.verify(bearer_token(header))
         if grant is None:
@@ -141,7 +153,7 @@ def bearer_step(options: HttpOptions, *, metadata: str | None = None) -> Authent
     invalid = challenge("invalid_token", "The token is not valid", metadata)
 
     def refuse(exc: AuthenticationError) -> WireError:
-        if isinstance(exc, _Missing):
+        if isinstance(exc, CredentialsMissing):
             return WireError(401, "unauthenticated", REQUIRED_TEXT, {"WWW-Authenticate": missing})
         return WireError(401, "unauthenticated", UNVERIFIED_TEXT, {"WWW-Authenticate": invalid})
 

@@ -213,7 +213,7 @@ def a2a_app(
             * ``tokens``, ``oauth``: when set (and no ``authentication``), the bearer tokens
               required of every request but the public card, checked by the one verifier
               every adapter of the server shares
-              (``VerifiedBearerBackend(options.verify, required=True)``: the static table,
+              (``VerifiedBearerBackend(options, required=True)``: the static table,
               then the issuer). With ``oauth`` (and no ``security_scheme``) the card declares
               the issuer: OAuth 2.0's authorization code flow with PKCE at the endpoints its
               metadata names, with the scopes of ``oauth.options.scopes`` and of the
@@ -272,7 +272,7 @@ def a2a_app(
     # the issuer's own scheme on the card, unless the caller brought its own backend or scheme
     oauth = options.oauth if authentication is None and security_scheme is None else None
     if authentication is None and options.bearer_required:
-        authentication = VerifiedBearerBackend(options.verify, required=True)
+        authentication = VerifiedBearerBackend(options, required=True)
 
     async def resolve(ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
         return await resolve_runtime(target, ctx)

@@ -4,28 +4,33 @@ answer, and the call context that carries the caller to the executor.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from a2a.server.context import ServerCallContext
 from a2a.server.routes.common import DefaultServerCallContextBuilder
 from starlette.authentication import (
-    AuthCredentials,
     AuthenticationBackend,
     AuthenticationError,
     BaseUser,
-    SimpleUser,
 )
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.types import Scope
 
-from ...edge.auth import REQUIRED_TEXT, UNVERIFIED_TEXT, backend_step
+from ...edge.auth import (
+    REQUIRED_TEXT,
+    UNVERIFIED_TEXT,
+    BearerBackend,
+    CredentialsMissing,
+    backend_step,
+)
 from ...edge.disconnect import WATCH
 from ...edge.guard import Authenticate, Rules, jsonrpc_or_plain
+from ...edge.options import HttpOptions
 from ...edge.tenants import GRANT_TENANT_KEY, PATH_TENANT_KEY
-from ...edge.tokens import Grant, TokenTable, bearer_token
+from ...edge.tokens import Grant, TokenTable
 from ...edge.wire import WireError
 from .card import is_public_card
 from .errors import OWN_TEXTS_KEY
@@ -34,7 +39,6 @@ __all__ = [
     "A2ACaller",
     "BearerTokenBackend",
     "CredentialsRequiredError",
-    "GrantUser",
     "VerifiedBearerBackend",
 ]
 
@@ -61,62 +65,38 @@ class A2ACaller:
     user: BaseUser
 
 
-class CredentialsRequiredError(AuthenticationError):
+class CredentialsRequiredError(CredentialsMissing):
     """Raised by an authentication backend for a request that must carry credentials but
-    carries none; :func:`a2a_app` answers it 401 saying a bearer token is required."""
+    carries none; :func:`a2a_app` answers it (and the edge's
+    :class:`~foldkit_agent.edge.auth.CredentialsMissing`) 401 saying a bearer token is
+    required."""
 
 
-class VerifiedBearerBackend(AuthenticationBackend):
-    """A Starlette authentication backend over ``verify(token) -> Grant | None``: what
-    :meth:`HttpOptions.verify <foldkit_agent.edge.HttpOptions.verify>` says (the static
-    table, then the OAuth issuer), so A2A checks tokens with the one verifier MCP uses.
+class VerifiedBearerBackend(BearerBackend):
+    """The edge's :class:`~foldkit_agent.edge.auth.BearerBackend` for A2A: tokens checked by
+    :meth:`HttpOptions.verify <foldkit_agent.edge.HttpOptions.verify>` (the static table,
+    then the OAuth issuer), so A2A checks them with the one verifier MCP uses.
 
-    A header with a token ``verify`` vouches for is the grant's subject and scopes; one it
-    does not (or another scheme) is answered 401 by :func:`a2a_app`. A request without an
-    ``Authorization`` header is anonymous (protected capabilities then refuse it), unless
-    ``required``.
+    A header with a token it vouches for is the grant's subject and scopes (a
+    :class:`~foldkit_agent.edge.auth.GrantUser`); one it does not (or another scheme) is
+    answered 401 by :func:`a2a_app`. A request without an ``Authorization`` header is
+    anonymous (protected capabilities then refuse it), unless ``required``.
 
     Args:
-        verify: ``async verify(token) -> Grant | None``.
+        options: the server's :class:`~foldkit_agent.edge.HttpOptions` (its ``tokens`` and
+            ``oauth``).
         required: every request except the public Agent Card (``GET`` or ``HEAD``
-            :data:`CARD_PATH`) must carry a token ``verify`` vouches for; without one it is
-            answered 401. :func:`a2a_app` then also declares the scheme in the card's
-            top-level ``securityRequirements``. Default ``False``.
-
-    Attributes:
-        required: as given; :func:`a2a_app` reads it (any backend may define it).
+            :data:`CARD_PATH`) must carry a token it vouches for; without one it is answered
+            401. :func:`a2a_app` then also declares the scheme in the card's top-level
+            ``securityRequirements``. Default ``False``.
 
     Example:
         >>> a2a_app(rt, name="todo", version="1", base_url=url,
-        ...         authentication=VerifiedBearerBackend(shared.verify, required=True))
+        ...         authentication=VerifiedBearerBackend(shared, required=True))
     """
 
-    def __init__(
-        self, verify: Callable[[str], Awaitable[Grant | None]], *, required: bool = False
-    ) -> None:
-        self._verify = verify
-        self.required = required
-
-    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
-        header = conn.headers.get("authorization")
-        if header is None:
-            if self.required and not is_public_card(conn.scope):
-                raise CredentialsRequiredError("a bearer token is required")
-            return None
-        token = bearer_token(header)
-        found = None if token is None else await self._verify(token)
-        if found is None:
-            raise AuthenticationError("unknown bearer token")
-        return AuthCredentials(list(found.scopes)), GrantUser(found)
-
-
-class GrantUser(SimpleUser):
-    """The Starlette user of a verified bearer token: its subject, and the :class:`Grant`
-    (its tenant, when the token names one)."""
-
-    def __init__(self, grant: Grant) -> None:
-        super().__init__(grant.subject)
-        self.grant = grant
+    def __init__(self, options: HttpOptions, *, required: bool = False) -> None:
+        super().__init__(options, required=required, public=is_public_card)
 
 
 class BearerTokenBackend(VerifiedBearerBackend):
@@ -149,11 +129,7 @@ class BearerTokenBackend(VerifiedBearerBackend):
             if isinstance(tokens, TokenTable)
             else TokenTable({t: Grant(who, tuple(scopes)) for t, (who, scopes) in tokens.items()})
         )
-
-        async def lookup(token: str) -> Grant | None:
-            return table.lookup(token)
-
-        super().__init__(lookup, required=required)
+        super().__init__(HttpOptions(tokens=table), required=required)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,7 +192,7 @@ def authenticate_step(backend: AuthenticationBackend, challenge: str | None) -> 
     headers = {"WWW-Authenticate": challenge} if challenge else None
 
     def refuse(exc: AuthenticationError) -> WireError:
-        text = REQUIRED_TEXT if isinstance(exc, CredentialsRequiredError) else UNVERIFIED_TEXT
+        text = REQUIRED_TEXT if isinstance(exc, CredentialsMissing) else UNVERIFIED_TEXT
         return WireError(401, "unauthenticated", text, headers)
 
     return backend_step(backend, on_error=refuse)
