@@ -251,3 +251,29 @@ async def test_a_console_edit_asks_a_2026_mcp_agent_again_and_sends_the_edit_onc
         2,
         "alice",
     )
+
+
+async def test_a_console_edit_puts_an_a2a_task_back_in_input_required_for_its_caller(
+    tmp_path: Path,
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    shelf = "tests.support.approval_app:runtime"
+    args = ("--a2a", "--webmcp", *SERVE, "--audit", f"jsonl:{audit}")
+    async with serve_process(shelf, *args) as origin:
+        async with a2a_caller(origin, ALICE) as alice, console(origin) as person:
+            waiting = await alice.skill("add_item", {"title": "!milk"})
+            assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            said = await person.answer(
+                waiting.id, {"approve": True, "input": {"title": "!oat milk"}}
+            )
+            assert (said["approved"], said["outcome"]) == (False, "asked again")
+            again = await alice.client.get_task(GetTaskRequest(id=waiting.id))
+            assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            text = next(p.text for p in again.status.message.parts if p.HasField("text"))
+            assert "  Title: !oat milk" in text.splitlines()
+            done = await alice.answer(again, {"approve": True})  # the agent's own person
+            assert done.status.state == TaskState.TASK_STATE_COMPLETED
+            context = (await person.http.get("/agent/context")).json()["context"]
+            assert context["items"] == ["milk", "!oat milk"]
+    (entry,) = audited(audit, "add_item")
+    assert (entry["approval"], entry["approval_asks"]) == ("approved", 2)
