@@ -172,6 +172,11 @@ async def test_a2a_takes_the_issuers_tokens_checks_scopes_and_its_card_names_the
         async with httpx.AsyncClient() as http:
             card = (await http.get(f"{server.origin}/.well-known/agent-card.json")).json()
             bare = await http.post(f"{server.origin}/a2a/jsonrpc", json={"jsonrpc": "2.0"})
+            bad = await http.post(
+                f"{server.origin}/a2a/jsonrpc",
+                json={"jsonrpc": "2.0"},
+                headers={"Authorization": "Bearer not-the-issuers"},
+            )
         async with a2a_client(server.origin, token) as client:
             cleared = await _last_task(client, skill_request("clear_selection", {}))
             create = skill_request("create_todo", {"title": "Buy milk"})
@@ -185,7 +190,9 @@ async def test_a2a_takes_the_issuers_tokens_checks_scopes_and_its_card_names_the
     assert repr(WRITE) in said
     assert created.status.state == TaskState.TASK_STATE_COMPLETED
     assert bare.status_code == 401
-    assert bare.headers["www-authenticate"].startswith("Bearer")
+    assert bare.headers["www-authenticate"] == "Bearer"  # no credentials: no error code
+    assert bad.status_code == 401
+    assert bad.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
     scheme = card["securitySchemes"]["foldkit"]["oauth2SecurityScheme"]
     assert scheme["oauth2MetadataUrl"].startswith(issuer.url + "/.well-known/")
     flow = scheme["flows"]["authorizationCode"]

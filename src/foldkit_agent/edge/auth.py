@@ -144,10 +144,16 @@ class BearerBackend(AuthenticationBackend):
         return AuthCredentials(list(grant.scopes)), GrantUser(grant)
 
 
-def bearer_step(options: HttpOptions, *, metadata: str | None = None) -> Authenticate:
+def bearer_step(
+    options: HttpOptions,
+    *,
+    metadata: str | None = None,
+    public: Callable[[Scope], bool] | None = None,
+) -> Authenticate:
     """Step 3 requiring a bearer token :class:`BearerBackend` verifies: without one, 401 with
     ``WWW-Authenticate: Bearer`` (and ``resource_metadata`` when given) and no error code
     (RFC 6750 §3.1); with one it cannot verify, 401 ``invalid_token``. The texts are ours.
+    A ``public`` request (A2A's card) needs none.
     """
     missing = challenge(None, None, metadata)
     invalid = challenge("invalid_token", "The token is not valid", metadata)
@@ -157,7 +163,7 @@ def bearer_step(options: HttpOptions, *, metadata: str | None = None) -> Authent
             return WireError(401, "unauthenticated", REQUIRED_TEXT, {"WWW-Authenticate": missing})
         return WireError(401, "unauthenticated", UNVERIFIED_TEXT, {"WWW-Authenticate": invalid})
 
-    return backend_step(BearerBackend(options), on_error=refuse)
+    return backend_step(BearerBackend(options, public=public), on_error=refuse)
 
 
 def granted(scope: Scope) -> Grant | None:

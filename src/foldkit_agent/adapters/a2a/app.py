@@ -73,6 +73,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...contract.declare import Capability
+from ...edge.auth import bearer_step
 from ...edge.calls import CallsInFlight
 from ...edge.guard import EdgeGuard, Routes, Rules
 from ...edge.hosts import HostPolicy
@@ -99,6 +100,7 @@ from .card import (
     REST_PREFIX,
     build_agent_card,
     extension_params,
+    is_public_card,
     oauth_scheme,
 )
 from .errors import (
@@ -271,7 +273,8 @@ def a2a_app(
     hosts = HostPolicy(options.allowed_hosts, also=[urlsplit(base_url).hostname or "127.0.0.1"])
     # the issuer's own scheme on the card, unless the caller brought its own backend or scheme
     oauth = options.oauth if authentication is None and security_scheme is None else None
-    if authentication is None and options.bearer_required:
+    own = authentication is None and options.bearer_required
+    if own:
         authentication = VerifiedBearerBackend(options, required=True)
 
     async def resolve(ctx: ServerCallContext) -> AgentRuntime[Any, Any]:
@@ -393,6 +396,8 @@ def a2a_app(
     step = (
         None
         if authentication is None
+        else bearer_step(options, public=is_public_card)  # RFC 6750's two 401s
+        if own
         else authenticate_step(authentication, "Bearer" if bearer else None)
     )
     middleware: list[Middleware] = [
