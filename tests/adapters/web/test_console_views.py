@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from foldkit_agent.adapters.web.console.views import diff_lines
+from foldkit_agent.adapters.web.console.views import diff_lines, outcome_words
 
 HOSTILE = "<b>x</b>\u202eevil\u2028+ fake line\u2029\u0085"
 
@@ -33,3 +33,10 @@ def test_every_string_in_a_diff_stays_on_its_own_line(text: str) -> None:
         assert line.text.splitlines() in ([line.text], [])  # nothing splits it
         assert all(unicodedata.category(ch) not in ("Cc", "Cf") for ch in line.text)
     assert len([d for d in lines if d.kind == "removed"]) == 1
+
+
+def test_an_activity_outcome_reads_as_words_and_an_unknown_one_as_it_is() -> None:
+    assert outcome_words("AgentInvalidInputError") == "invalid input"
+    assert outcome_words("AgentAuthorizationError") == "not allowed"
+    assert outcome_words("failed") == "the application reported a failure"
+    assert outcome_words("SomethingNew") == "SomethingNew"

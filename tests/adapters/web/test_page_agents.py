@@ -108,7 +108,7 @@ async def test_the_activity_panel_names_each_mcp_agent_and_its_decision() -> Non
             await run.get_by_text("1 refused call").wait_for(timeout=TIMEOUT_MS)
             await run.get_by_text("1 refused call").click()
             said = await run.inner_text()
-            assert "Delete selected todo · AgentAuthorizationError · bob" in said
+            assert "Delete selected todo · not allowed · bob" in said
 
             # the person's own click is told apart from the agents'
             await page.locator("li.todo", has_text="Sent over MCP").get_by_role("checkbox").check()

@@ -27,7 +27,7 @@ from ....contract.visible import visible
 from ....edge.activity import ActivityFeed
 from ....errors import AgentError
 from ....runtime.bound import AgentRuntime
-from .views import ApprovalView, context_text, folded
+from .views import ApprovalView, context_text, folded, outcome_words
 
 __all__ = ["ASSETS", "HEADERS", "Shown", "asset", "asset_response", "render_parts", "templates"]
 
@@ -60,6 +60,7 @@ def templates(base: str) -> jinja2.Environment:
     )
     cast(dict[str, Any], env.globals)["base"] = base
     cast(dict[str, Any], env.filters)["visible"] = _visible
+    cast(dict[str, Any], env.filters)["said"] = outcome_words
     return env
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "context_text",
     "diff_lines",
     "folded",
+    "outcome_words",
     "who_is",
 ]
 
@@ -45,6 +46,30 @@ _AGENTS = {
     "webmcp": "browser agent",
     "agent-native": "Agent Native agent",
 }
+
+
+_OUTCOMES = {
+    "failed": "the application reported a failure",
+    "AgentAuthorizationError": "not allowed",
+    "AgentCapabilityUnavailableError": "not available then",
+    "AgentInvalidInputError": "invalid input",
+    "AgentUnknownCapabilityError": "no such capability",
+    "AgentCancelledError": "cancelled",
+    "AgentCompletionTimeoutError": "no result in time",
+    "AgentApprovalError": "not approved",
+    "AgentHostError": "the application failed",
+}
+
+
+def outcome_words(outcome: str) -> str:
+    """An activity item's outcome as a person reads it (``"AgentInvalidInputError"`` ->
+    ``"invalid input"``); an outcome without words of its own is shown as it is.
+
+    Example:
+        >>> outcome_words("AgentAuthorizationError")
+        'not allowed'
+    """
+    return _OUTCOMES.get(outcome, outcome)
 
 
 def who_is(transport: str, by_person: bool = False) -> str:
