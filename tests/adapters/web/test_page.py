@@ -159,6 +159,8 @@ async def test_a_person_decides_in_the_page_what_its_browser_agent_asks(
             stale = await asyncio.wait_for(pending, TIMEOUT_MS / 1000)
             assert stale["isError"] is True, stale
             assert stale["structuredContent"]["reason"] == "stale"
+            note = page.get_by_test_id("answer-note")  # the person is told, not only the agent
+            await note.get_by_text("nothing was sent").wait_for(timeout=TIMEOUT_MS)
             await card.wait_for(state="detached", timeout=TIMEOUT_MS)
             assert "Groceries" in await page.get_by_test_id("context-text").inner_text()
             await activity.get_by_text("stale").first.wait_for(timeout=TIMEOUT_MS)

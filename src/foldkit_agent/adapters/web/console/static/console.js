@@ -131,6 +131,9 @@
     }
     card.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     var got = await post(answers + "/approvals/" + encodeURIComponent(button.dataset.key), body);
+    // an approval that sent nothing (the application changed meanwhile) says so
+    var note = document.getElementById("answer-note");
+    if (note) note.textContent = got.ok && got.data.reason === "stale" ? got.data.text : "";
     if (!got.ok) {
       error.textContent = got.text || "The answer was not taken.";
       card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
