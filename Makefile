@@ -19,7 +19,7 @@ CREWAI_STAMP := $(CREWAI_VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 WRK ?= wrk
 
-.PHONY: demo test unit lint format bench soak check install node field field-crewai conformance-node conformance chromium postgres wrk nginx clean view
+.PHONY: demo test unit lint format bench soak check install node field field-crewai conformance-node conformance chromium postgres wrk nginx debs prerequisites clean view
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -98,51 +98,76 @@ view: | $(NODE_STAMP)
 conformance: $(STAMP) $(CONFORMANCE_STAMP)
 	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q tests/examples/test_conformance.py
 
-chromium:
-	@if [ ! -x "$(CHROMIUM)" ]; then \
-	  echo "installing Debian's chromium for the browser tests"; \
-	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) \
-	  || { echo "could not install chromium: run 'sudo apt-get install chromium' and retry"; exit 1; }; \
-	fi
-
-# The audit tests start a throwaway PostgreSQL cluster from Debian's server binaries
-# (tests/support/postgres.py); no service is started here and none is left running.
-postgres:
-	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-	  echo "installing Debian's postgresql for the PostgreSQL audit tests"; \
-	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql) \
-	  || { echo "could not install postgresql: run 'sudo apt-get install postgresql' and retry"; exit 1; }; \
-	fi
-
+# The Debian packages the suites need, each with how to tell it is installed and what wants it.
+# The single-package targets below (make chromium, make postgres...) and the suites' own
+# recipes install through deb_install, so a fresh machine runs one apt-get update and one
+# install for everything missing instead of one of each per package.
+DEBS := chromium postgresql wrk nginx
+DEB_CHECK_chromium   = [ -x "$(CHROMIUM)" ]
+DEB_WHY_chromium     = the browser tests
+# the audit tests start a throwaway PostgreSQL cluster from Debian's server binaries
+# (tests/support/postgres.py); no service is started here and none is left running
+DEB_CHECK_postgresql = ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+DEB_WHY_postgresql   = the PostgreSQL audit tests
 # make bench's load scenarios (bench/wrk.py) drive the servers with Debian's wrk, a native
-# load generator; the suite's smoke test of them (tests/test_bench.py) needs it too.
-wrk:
-	@if ! command -v "$(WRK)" >/dev/null 2>&1; then \
-	  echo "installing Debian's wrk for the load benchmarks"; \
-	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk) \
-	  || { echo "could not install wrk: run 'sudo apt-get install wrk' and retry (or put a wrk built from its source on PATH)"; exit 1; }; \
-	fi
+# load generator; the suite's smoke test of them (tests/test_bench.py) needs it too (or put
+# a wrk built from its source on PATH)
+DEB_CHECK_wrk        = command -v "$(WRK)" >/dev/null 2>&1
+DEB_WHY_wrk          = the load benchmarks
+# the deploy tests and `python -m deploy` run Debian's nginx from a temporary folder
+# (deploy/stack.py); Debian's package starts no service here and none is left running
+DEB_CHECK_nginx      = command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]
+DEB_WHY_nginx        = the deploy tests
 
-# The deploy tests and `python -m deploy` run Debian's nginx from a temporary folder
-# (deploy/stack.py); Debian's package starts no service here and none is left running.
+# $(call deb_install,PACKAGES): one apt-get for those of PACKAGES not installed yet.
+define deb_install
+@missing=""; \
+$(foreach p,$(1),if ! { $(DEB_CHECK_$(p)); }; then \
+  echo "installing Debian's $(p) for $(DEB_WHY_$(p))"; missing="$$missing $(p)"; fi; ) \
+if [ -n "$$missing" ]; then \
+  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing) \
+  || { echo "could not install$$missing: run 'sudo apt-get install$$missing' and retry"; exit 1; }; \
+fi
+endef
+
+chromium:
+	$(call deb_install,chromium)
+
+postgres:
+	$(call deb_install,postgresql)
+
+wrk:
+	$(call deb_install,wrk)
+
 nginx:
-	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then \
-	  echo "installing Debian's nginx for the deploy tests"; \
-	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx) \
-	  || { echo "could not install nginx: run 'sudo apt-get install nginx' and retry"; exit 1; }; \
-	fi
+	$(call deb_install,nginx)
+
+debs:
+	$(call deb_install,$(DEBS))
+
+# What make test needs before it runs, each independent of the others: .ci/run builds them
+# with make -j so the installs overlap.
+prerequisites: $(STAMP) node field conformance-node debs
 
 demo: $(STAMP)
 	$(VENV)/bin/foldkit-agent demo
 
-test: $(STAMP) node field conformance-node chromium postgres wrk nginx
-	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q
+# The suite runs on TEST_WORKERS pytest-xdist workers (one per core by default), a test file
+# to a worker: each worker has its own temporary folders, free ports and throwaway PostgreSQL
+# cluster, and a file's module-scoped servers start once.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadfile
+
+test: $(STAMP) node field conformance-node
+	$(call deb_install,$(DEBS))
+	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # Every test that needs a Node peer or Chromium carries the `interop` or `browser` marker
 # (tests/test_architecture.py checks that), so this needs neither installed; the audit
 # tests' throwaway PostgreSQL cluster and the deploy tests' nginx stay in.
-unit: $(STAMP) postgres wrk nginx
-	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q -m "not interop and not browser"
+unit: $(STAMP)
+	$(call deb_install,postgresql wrk nginx)
+	FOLDKIT_NO_SKIP=1 $(PY) -m pytest -q $(PYTEST_PARALLEL) -m "not interop and not browser"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests examples bench deploy
@@ -158,7 +183,8 @@ format: $(STAMP)
 check: lint test
 
 # Scenario 17 (bench/workers.py) runs the deploy stack: nginx in front of workers on PostgreSQL.
-bench: $(STAMP) wrk nginx postgres
+bench: $(STAMP)
+	$(call deb_install,wrk nginx postgresql)
 	$(PY) -m bench $(BENCH_ARGS)
 
 soak: $(STAMP)
