@@ -32,8 +32,10 @@ install: $(STAMP)
 $(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
 	# `npm ci` refuses this lockfile (it lacks an optional native package of another
 	# platform, an npm quirk); `npm install --no-save` installs the locked versions and
-	# leaves the lockfile as committed.
-	cd tests/interop && npm install --no-audit --no-fund --no-save
+	# leaves the lockfile as committed. better-sqlite3 (under @agent-native/core) compiles
+	# SQLite from source here, its longest step: JOBS=max lets node-gyp build its three
+	# objects at once.
+	cd tests/interop && JOBS=max npm install --no-audit --no-fund --no-save
 	touch $(NODE_STAMP)
 
 node: $(NODE_STAMP)
