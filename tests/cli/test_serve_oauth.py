@@ -311,14 +311,35 @@ async def test_a_tenants_capability_scopes_are_checked_at_the_edge_too(issuer: I
 async def test_a_tenants_path_is_served_only_to_a_token_of_that_tenant(issuer: Issuer) -> None:
     from tests.support.serving import todos_of
 
-    token = issuer.token("openid todos:read")  # alice's
+    port = _port(issuer)
+    alices = f"http://127.0.0.1:{port}/alice/mcp"
+    for_the_server = issuer.token("openid todos:read")  # names /mcp, not alice's endpoint
+    issuer.add_resource(alices)
+    wallet, browser = Wallet(issuer), Browser()
     flags = (*_flags(issuer), "--tenant-from", "path")
-    async with serving(*flags, target="examples.todo:runtime", port=_port(issuer)) as server:
-        async with mcp_client(f"{server.origin}/alice/mcp", token) as client:
+    async with serving(*flags, target="examples.todo:runtime", port=port) as server:
+        async with httpx.AsyncClient() as http:
+            bare = await http.post(alices, json={"jsonrpc": "2.0", "id": 1})
+            where = bare.headers["www-authenticate"].split('resource_metadata="')[1][:-1]
+            metadata = (await http.get(where)).json()
+        other_audience = await _call_raw(alices, for_the_server, "create_todo")
+        # the official client finds alice's endpoint's own metadata from the 401, signs in
+        async with signed_in_client(alices, wallet, browser) as client:
             await client.call_tool("create_todo", {"title": "Milk"})
             assert [t["title"] for t in await todos_of(client)] == ["Milk"]
-        foreign = await _call_raw(f"{server.origin}/bob/mcp", token, "create_todo")
-    # alice's token opens nothing of bob's
-    assert "not available" in foreign.json()["error"]["message"], foreign.text
+        assert wallet.tokens is not None
+        foreign = await _call_raw(f"{server.origin}/bob/mcp", wallet.tokens.access_token, "x")
+    # RFC 9728 §3.1: the metadata of /alice/mcp is at the well-known path built from its URL
+    assert where == f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/alice/mcp"
+    assert metadata["resource"] == alices
+    assert metadata["authorization_servers"] == [issuer.url]
+    # RFC 8707: a token for the server's /mcp is not one for alice's endpoint
+    assert other_audience.status_code == 401
+    assert other_audience.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+    assert f'resource_metadata="{where}"' in other_audience.headers["www-authenticate"]
+    # alice's token is not bob's endpoint's either
+    assert foreign.status_code == 401
+    bobs = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/bob/mcp"
+    assert f'resource_metadata="{bobs}"' in foreign.headers["www-authenticate"]
     said = await _said(server)
     assert "opens a runtime for the tenant its path names" not in said  # the issuer guards it

@@ -79,6 +79,27 @@ class Issuer:
             backend.save(client)
             self.server.consent(self.server.logged_user, client)
 
+    def add_resource(self, url: str, client_id: str = AGENT_CLIENT) -> None:
+        """Another resource (a tenant's endpoint) that ``client_id``'s tokens name in ``aud``
+        from now on: Canaille names a token's audience by client ids."""
+        app, models, backend = self.server.app, self.server.models, self.server.backend
+        with app.app_context():
+            resource = models.Client(
+                client_id=url,
+                client_secret=RESOURCE_SECRET,
+                client_name=url,
+                grant_types=["client_credentials"],
+                response_types=[],
+                token_endpoint_auth_method="client_secret_basic",
+                scope=["openid"],
+                redirect_uris=[],
+                issue_date=datetime.datetime.now(datetime.UTC),
+            )
+            backend.save(resource)
+            client = backend.query(models.Client, client_id=client_id)[0]
+            client.audience = [*client.audience, resource]
+            backend.save(client)
+
     def consent_all(self) -> None:
         """The signed-in user consents to every client (as a person clicking "accept")."""
         self.server.consent(self.server.logged_user)

@@ -64,6 +64,7 @@ __all__ = [
     "OAuthOptions",
     "OAuthVerifier",
     "metadata_urls",
+    "tenant_resource",
 ]
 
 _log = logging.getLogger("foldkit_agent.edge")
@@ -200,6 +201,23 @@ def metadata_urls(issuer: str) -> tuple[str, str]:
     )
 
 
+def tenant_resource(audience: str, tenant: str) -> str:
+    """The resource URL of ``tenant``'s endpoint under ``serve --tenant-from path``: the
+    tenant's path segment put before the audience's path, as the server mounts it.
+
+    Each tenant's endpoint is a resource of its own (RFC 8707 §2: a token is for the resource
+    it names, and the MCP specification makes that resource the endpoint's URL), so a token is
+    accepted at ``/alice/mcp`` only when it names ``alice``'s URL in ``aud``.
+
+    Example:
+        >>> tenant_resource("https://todo.example/mcp", "alice")
+        'https://todo.example/alice/mcp'
+    """
+    parts = urlsplit(audience)
+    segment = quote(tenant, safe=":@!$&'()*+,;=")  # RFC 3986 pchar
+    return f"{parts.scheme}://{parts.netloc}/{segment}{parts.path}"
+
+
 def _same_issuer(named: object, issuer: str) -> bool:
     # Issuers compare as strings (RFC 8414 §3.3); a trailing slash is the one difference
     # servers and their configuration commonly disagree on.
@@ -263,16 +281,10 @@ class OAuthVerifier:
         # missing one at start, in one line naming the extra.
         with needs_extra(__name__):
             import httpx2  # noqa: F401  # pyright: ignore[reportUnusedImport]
-            from joserfc import jwt
+            from joserfc import jwt  # noqa: F401  # pyright: ignore[reportUnusedImport]
         self.options = options
         self._transport = transport
-        self._claims = jwt.JWTClaimsRegistry(
-            leeway=options.leeway,
-            iss={"essential": True, "values": [options.issuer, options.issuer.rstrip("/")]},
-            aud={"essential": True, "value": options.audience},
-            exp={"essential": True},
-            sub={"essential": True},
-        )
+        self._claims = self._registry(options.audience)
         self._keys: dict[str | None, Key] = {}
         self._jwks_uri: str | None = None
         self._metadata: dict[str, Any] | None = None  # the issuer's, once fetched
@@ -287,21 +299,36 @@ class OAuthVerifier:
         how = "introspection" if self.options.introspect else "JWT"
         return f"OAuthVerifier({how}, issuer={self.options.issuer!r})"
 
-    async def verify(self, token: str | None) -> Grant | None:
+    def _registry(self, audience: str) -> Any:
+        from joserfc import jwt
+
+        issuer = self.options.issuer
+        return jwt.JWTClaimsRegistry(
+            leeway=self.options.leeway,
+            iss={"essential": True, "values": [issuer, issuer.rstrip("/")]},
+            aud={"essential": True, "value": audience},
+            exp={"essential": True},
+            sub={"essential": True},
+        )
+
+    async def verify(self, token: str | None, *, audience: str | None = None) -> Grant | None:
         """What ``token`` grants (its ``sub`` and scopes), or ``None`` for any token that is
-        missing, too long, malformed, not verifiable now, or not for this resource.
+        missing, too long, malformed, not verifiable now, or not for this resource: the
+        options' ``audience``, or ``audience`` when given (a tenant's endpoint,
+        :func:`tenant_resource`).
 
         Never raises for a bad token or an unreachable issuer (both answer ``None``).
         """
         if not token or len(token) > MAX_BEARER_LENGTH:
             return None
+        resource = self.options.audience if audience is None else audience
         if self.options.introspect is not None:
-            return await self._introspected(token)
-        return await self._decoded(token)
+            return await self._introspected(token, resource)
+        return await self._decoded(token, resource)
 
     # -- JWT -------------------------------------------------------------------------------------
 
-    async def _decoded(self, token: str) -> Grant | None:
+    async def _decoded(self, token: str, audience: str) -> Grant | None:
         from joserfc import jws, jwt
         from joserfc.errors import JoseError
 
@@ -317,7 +344,8 @@ class OAuthVerifier:
             return None
         try:
             claims = jwt.decode(token, key, algorithms=[alg]).claims
-            self._claims.validate(claims)
+            registry = self._claims if audience == self.options.audience else None
+            (registry or self._registry(audience)).validate(claims)
         except (JoseError, ValueError, TypeError):
             return None
         return self._grant(claims)
@@ -437,10 +465,12 @@ class OAuthVerifier:
 
     # -- introspection ---------------------------------------------------------------------------
 
-    async def _introspected(self, token: str) -> Grant | None:
+    async def _introspected(self, token: str, audience: str) -> Grant | None:
         import httpx2
 
-        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        # the answer is kept per resource: one token may be for one tenant's and not another's
+        named = f"{audience}\n{token}".encode("utf-8", "surrogatepass")
+        digest = hashlib.sha256(named).digest()
         now = time.monotonic()
         kept = self._answers.get(digest)
         if kept is not None and kept[0] > now:
@@ -470,7 +500,7 @@ class OAuthVerifier:
         if not isinstance(answer, dict):
             return None
         claims = cast(dict[str, Any], answer)
-        grant = self._active(claims)
+        grant = self._active(claims, audience)
         if grant is None:
             return None
         if len(self._answers) >= _MAX_CACHED:
@@ -482,7 +512,7 @@ class OAuthVerifier:
         self._answers[digest] = (until, grant)
         return grant
 
-    def _active(self, claims: dict[str, Any]) -> Grant | None:
+    def _active(self, claims: dict[str, Any], audience: str) -> Grant | None:
         if claims.get("active") is not True:
             return None
         leeway, wall = self.options.leeway, time.time()
@@ -495,7 +525,7 @@ class OAuthVerifier:
             return None
         if "iss" in claims and not _same_issuer(claims["iss"], self.options.issuer):
             return None
-        if self.options.audience not in _audiences(claims):
+        if audience not in _audiences(claims):
             return None
         return self._grant(claims)
 

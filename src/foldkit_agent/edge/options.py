@@ -125,12 +125,13 @@ class HttpOptions:
                 f"audience=...)), or None, got a {type(self.oauth).__name__}"
             )
 
-    async def verify(self, token: str | None) -> Grant | None:
-        """What a bearer token grants, by the static table first, then the issuer; ``None``
-        for a token neither vouches for (or no token)."""
+    async def verify(self, token: str | None, *, audience: str | None = None) -> Grant | None:
+        """What a bearer token grants, by the static table first, then the issuer (for the
+        issuer's audience, or ``audience``: a tenant's endpoint); ``None`` for a token neither
+        vouches for (or no token)."""
         found = None if self.tokens is None else self.tokens.lookup(token)
         if found is None and self.oauth is not None:
-            return await self.oauth.verify(token)
+            return await self.oauth.verify(token, audience=audience)
         return found
 
     @property

@@ -17,19 +17,30 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, Final, cast
+from urllib.parse import urlsplit
 
 import anyio
+from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.auth.provider import AccessToken, TokenVerifier
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.server.auth.routes import build_resource_metadata_url, cors_middleware
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.auth import ProtectedResourceMetadata
 from starlette.applications import Starlette
-from starlette.authentication import AuthenticationError
+from starlette.authentication import (
+    AuthCredentials,
+    AuthenticationBackend,
+    AuthenticationError,
+    BaseUser,
+)
 from starlette.datastructures import Headers
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import Response
+from starlette.routing import Route
 from starlette.types import Scope
 
 from ...contract.calls import Invocation
@@ -38,7 +49,7 @@ from ...edge.callers import Slots
 from ...edge.calls import CallsInFlight
 from ...edge.guard import Authenticate, EdgeGuard, Routes, Rules, jsonrpc_or_plain
 from ...edge.hosts import HostPolicy
-from ...edge.oauth import OAuthVerifier
+from ...edge.oauth import OAuthOptions, OAuthVerifier, tenant_resource
 from ...edge.options import DEFAULT_HTTP_OPTIONS, HttpOptions
 from ...edge.resolve import audit_refused_call, resolve_runtime, static_runtime
 from ...edge.scopes import challenge, scope_table, scopes_supported
@@ -58,6 +69,8 @@ __all__ = [
     "GrantVerifier",
     "StaticTokenVerifier",
     "http_app",
+    "resource_metadata",
+    "tenant_resource_metadata",
 ]
 
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
@@ -133,32 +146,71 @@ class GrantVerifier(TokenVerifier):
         )
 
 
-def _bearer(
-    verifier: TokenVerifier, auth: AuthSettings, metadata: str | None, first: str | None
-) -> Authenticate:
-    """Step 3 for MCP: the SDK's bearer backend, then the required scopes; a 401 names the
-    protected resource metadata (``metadata``, RFC 9728 §5.1) when there is one, and the
-    scopes to ask for first (``first``) when there are."""
+Where = Callable[[Scope], str | None]
+"""The protected resource metadata URL a request's challenges name (a tenant's own under
+``serve --tenant-from path``), or ``None``."""
+
+
+class _PerResource(AuthenticationBackend):
+    """The SDK's bearer backend over tokens for the resource a request is to: the tenant's
+    endpoint its path names (:func:`~foldkit_agent.edge.oauth.tenant_resource`), else the
+    issuer's audience."""
+
+    def __init__(self, options: HttpOptions, audience: str) -> None:
+        self._options, self._audience = options, audience
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        tenant = conn.scope.get("path_params", {}).get("tenant")
+        resource = None if tenant is None else tenant_resource(self._audience, tenant)
+        verifier = GrantVerifier(partial(self._options.verify, audience=resource))
+        return await BearerAuthBackend(verifier).authenticate(conn)
+
+
+def _backend(
+    verifier: TokenVerifier, auth: AuthSettings, options: HttpOptions
+) -> AuthenticationBackend:
+    """The bearer backend of step 3: with an issuer, tokens for the resource each request is
+    to; else ``verifier``'s, for the SDK's ``resource_server_url`` when it validates one."""
+    if options.oauth is not None:
+        return _PerResource(options, options.oauth.options.audience)
     resource = auth.resource_server_url if auth.validate_token_resource else None
-    backend = BearerAuthBackend(verifier, resource_server_url=resource)
+    return BearerAuthBackend(verifier, resource_server_url=resource)
+
+
+def _where(oauth: OAuthVerifier | None, metadata: str | None, path: str) -> Where:
+    """Where a request's challenges send a client: under a tenant's path (the app mounted at
+    ``/{tenant}``) with an issuer, that tenant's metadata; else ``metadata``."""
+    if oauth is None:
+        return lambda _scope: metadata
+    audience = oauth.options.audience
+
+    def where(scope: Scope) -> str | None:
+        tenant = scope.get("path_params", {}).get("tenant")
+        if tenant is None:
+            return metadata
+        return str(build_resource_metadata_url(cast(Any, tenant_resource(audience, tenant))))
+
+    return where
+
+
+def _bearer(
+    backend: AuthenticationBackend, auth: AuthSettings, where: Where, first: str | None
+) -> Authenticate:
+    """Step 3 for MCP: the bearer backend, then the required scopes; a 401 names the
+    protected resource metadata (``where``, RFC 9728 §5.1) when there is one, and the
+    scopes to ask for first (``first``) when there are."""
     required = list(auth.required_scopes or [])
     text = "This server requires a valid bearer token: send Authorization: Bearer <token>."
-    # RFC 6750 §3.1: a request without credentials gets no error code, a bad token one.
-    bare = WireError(
-        401, "unauthenticated", text, {"WWW-Authenticate": challenge(None, None, metadata, first)}
-    )
-    invalid = WireError(
-        401,
-        "unauthenticated",
-        text,
-        {"WWW-Authenticate": challenge("invalid_token", "The token is not valid", metadata, first)},
-    )
+
+    def refused(scope: Scope, error: str | None) -> WireError:
+        # RFC 6750 §3.1: a request without credentials gets no error code, a bad token one.
+        said = None if error is None else "The token is not valid"
+        value = challenge(error, said, where(scope), first)
+        return WireError(401, "unauthenticated", text, {"WWW-Authenticate": value})
 
     def missing(scope: Scope) -> WireError:
-        return invalid if bearer_token(Headers(scope=scope).get("authorization")) else bare
-
-    def refuse(_exc: AuthenticationError) -> WireError:
-        return invalid
+        sent = bearer_token(Headers(scope=scope).get("authorization"))
+        return refused(scope, "invalid_token" if sent else None)
 
     def scoped(scope: Scope, _rules: Rules) -> WireError | None:
         if not scope["user"].is_authenticated:
@@ -172,27 +224,64 @@ def _bearer(
                     f"The bearer token lacks the scope {needed!r} this server requires.",
                     {
                         "WWW-Authenticate": challenge(
-                            "insufficient_scope", f"Required scope: {needed}", metadata, needed
+                            "insufficient_scope", f"Required scope: {needed}", where(scope), needed
                         )
                     },
                 )
         return None
 
+    def refuse(_exc: AuthenticationError) -> WireError:
+        # the SDK's backend answers a bad token with no user (so ``missing``); an
+        # application's backend may raise instead, with no request at hand
+        return refused({}, "invalid_token")
+
     return backend_step(backend, on_error=refuse, then=scoped)
 
 
-def _serve_resource_metadata(app: Starlette, oauth: OAuthVerifier, scopes: list[str]) -> str:
-    """Add the protected resource metadata route (the SDK's, RFC 9728 §3) for ``oauth``'s
-    audience to ``app``; its URL, for the 401 challenge."""
-    options = oauth.options
-    resource: Any = options.audience
-    routes = create_protected_resource_routes(
-        resource_url=resource,
-        authorization_servers=[cast(Any, options.issuer)],
+def resource_metadata(
+    oauth: OAuthOptions, scopes: list[str], resource: str
+) -> ProtectedResourceMetadata:
+    """The protected resource metadata (RFC 9728 §2) of ``resource``: ``oauth``'s issuer as
+    its one authorization server and ``scopes`` (``None`` when empty) as supported."""
+    url: Any = resource
+    return ProtectedResourceMetadata(
+        resource=url,
+        authorization_servers=[cast(Any, oauth.issuer)],
         scopes_supported=scopes or None,
     )
-    app.router.routes.extend(routes)
-    return str(build_resource_metadata_url(resource))
+
+
+def _serve_resource_metadata(app: Starlette, oauth: OAuthVerifier, scopes: list[str]) -> str:
+    """Add the protected resource metadata route (RFC 9728 §3, the SDK's handler) for
+    ``oauth``'s audience to ``app``; its URL, for the 401 challenge."""
+    resource: Any = oauth.options.audience
+    handler = ProtectedResourceMetadataHandler(resource_metadata(oauth.options, scopes, resource))
+    metadata = build_resource_metadata_url(resource)
+    endpoint = cors_middleware(handler.handle, ["GET", "OPTIONS"])
+    route = Route(urlsplit(str(metadata)).path, endpoint=endpoint, methods=["GET", "OPTIONS"])
+    app.router.routes.append(route)
+    return str(metadata)
+
+
+def tenant_resource_metadata(oauth: OAuthOptions, path: str = "/mcp") -> Route:
+    """The route of every tenant's protected resource metadata under ``serve --tenant-from
+    path`` (``/.well-known/oauth-protected-resource/{tenant}/mcp``, RFC 9728 §3.1), to mount
+    outside the tenants' path: each names its tenant's endpoint as ``resource``
+    (:func:`~foldkit_agent.edge.oauth.tenant_resource`), the issuer and ``oauth``'s scopes.
+
+    Example:
+        >>> server = combine(apps, prefix="/{tenant}", routes=[tenant_resource_metadata(oauth)])
+    """
+    audience, scopes = oauth.audience, list(oauth.scopes)
+
+    async def handle(request: Request) -> Response:
+        resource = tenant_resource(audience, request.path_params["tenant"])
+        metadata = resource_metadata(oauth, scopes, resource)
+        return await ProtectedResourceMetadataHandler(metadata).handle(request)
+
+    endpoint = cors_middleware(handle, ["GET", "OPTIONS"])
+    well_known = "/.well-known/oauth-protected-resource/{tenant}" + path
+    return Route(well_known, endpoint=endpoint, methods=["GET", "OPTIONS"])
 
 
 def _routes(path: str) -> Routes:
@@ -261,7 +350,10 @@ def http_app(
               issuer's audience (``https://todo.example/mcp`` ->
               ``/.well-known/oauth-protected-resource/mcp``) naming the issuer and the scopes
               the capabilities declare; every 401 carries ``WWW-Authenticate: Bearer
-              resource_metadata="..."`` so a client finds the issuer from it.
+              resource_metadata="..."`` so a client finds the issuer from it. Mounted under
+              ``/{tenant}``, each tenant's endpoint is its own resource: tokens must name
+              :func:`~foldkit_agent.edge.oauth.tenant_resource` in ``aud``, and challenges name
+              its metadata (served outside the mount by :func:`tenant_resource_metadata`).
         path: the endpoint path.
         token_verifier: when given (or made from ``options.tokens``), every request needs
             ``Authorization: Bearer <token>``, checked before any byte of the body is read: a
@@ -325,6 +417,7 @@ def http_app(
         metadata = _serve_resource_metadata(app, oauth, listed)
     elif auth is not None and auth.resource_server_url:
         metadata = str(build_resource_metadata_url(auth.resource_server_url))
+    where = _where(oauth, metadata, path)
     served_as = [] if host in _WILDCARD_BINDS else [host]
 
     async def audit(scope: Scope, rules: Rules, err: WireError, authenticated: bool) -> None:
@@ -370,7 +463,7 @@ def http_app(
         # Outside the inline path, so the verified user is get_access_token()'s there too.
         app.add_middleware(AuthContextMiddleware)
     if token_verifier is not None and needs and static is not None:
-        app.add_middleware(ScopeCheck, runtime=static, metadata=metadata)
+        app.add_middleware(ScopeCheck, runtime=static, metadata=where)
     elif token_verifier is not None and isinstance(target, Tenants):
         tenants = target
 
@@ -378,7 +471,7 @@ def http_app(
             # the keys of Tenants read a Starlette request as they read the SDK's context
             return await resolve_runtime(tenants, Request(scope))
 
-        app.add_middleware(ScopeCheck, runtime=tenant_of, metadata=metadata)
+        app.add_middleware(ScopeCheck, runtime=tenant_of, metadata=where)
     app.add_middleware(
         EdgeGuard,
         hosts=HostPolicy(options.allowed_hosts, also=served_as),
@@ -387,7 +480,7 @@ def http_app(
         render=jsonrpc_or_plain,
         authenticate=None
         if token_verifier is None or auth is None
-        else _bearer(token_verifier, auth, metadata, first),
+        else _bearer(_backend(token_verifier, auth, options), auth, where, first),
         on_refusal=audit,
         max_items=options.max_items,
         hold=stream_hold(path, streams),

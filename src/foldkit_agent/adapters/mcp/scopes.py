@@ -63,10 +63,13 @@ class ScopeCheck:
         runtime: the runtime the app serves, or ``runtime(scope)``: the one a request goes to
             (a :class:`~foldkit_agent.edge.Tenants`' tenant, opened here as the SDK would
             next), whose capabilities' scopes are checked.
-        metadata: the protected resource metadata URL the challenge names, or ``None``.
+        metadata: ``metadata(scope)``: the protected resource metadata URL the challenge
+            names (a tenant's own under its path), or ``None``.
     """
 
-    def __init__(self, app: ASGIApp, *, runtime: Served, metadata: str | None) -> None:
+    def __init__(
+        self, app: ASGIApp, *, runtime: Served, metadata: Callable[[Scope], str | None]
+    ) -> None:
         self.app = app
         self.runtime = runtime
         self.metadata = metadata
@@ -94,7 +97,7 @@ class ScopeCheck:
             needed = table.get(name)
         if name is not None and runtime is not None and needed:
             granted: Any = getattr(scope.get("auth"), "scopes", None) or ()
-            err = insufficient(name, needed, granted, metadata=self.metadata)
+            err = insufficient(name, needed, granted, metadata=self.metadata(scope))
             if err is not None:
                 user = scope.get("user")
                 invocation = Invocation(

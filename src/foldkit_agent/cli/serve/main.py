@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import typer
+from starlette.routing import BaseRoute
 
 from ...audit.forward import AuditSink, AuditSinkError
 from ...edge.calls import CallsInFlight
@@ -195,7 +196,7 @@ async def serve_http(
     apps = [part(served) for part in parts]
     tokens = options.tokens
     gate = None if prefix == "/" or not tokens else foreign_token_gate(token_table(tokens))
-    asgi = combine(apps, prefix=prefix, refuse=gate)
+    asgi = combine(apps, prefix=prefix, refuse=gate, routes=_tenant_metadata(options, prefix))
     # once every app has started, what start-up allocated is never rescanned
     asgi.router.lifespan_context = frozen_lifespan(asgi.router.lifespan_context)
     deliver = [a.state.deliver_answers for a in apps if hasattr(a.state, "deliver_answers")]
@@ -230,6 +231,17 @@ async def serve_http(
                 inline.listed,
             )
     return cut_by
+
+
+def _tenant_metadata(options: ServeOptions, prefix: str) -> list[BaseRoute]:
+    """With tenants on the path and an issuer, each tenant's MCP endpoint is a resource of its
+    own: its metadata is served at the well-known path a client builds from its URL."""
+    oauth = options.oauth_options()
+    if prefix == "/" or oauth is None or options.mcp != "http":
+        return []
+    from ...adapters.mcp.http import tenant_resource_metadata
+
+    return [tenant_resource_metadata(oauth)]
 
 
 def _count(n: int, what: str) -> str:

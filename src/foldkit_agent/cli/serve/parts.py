@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Match, Mount
+from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from ... import __version__
@@ -43,6 +43,7 @@ def combine(
     *,
     prefix: str = "/",
     refuse: Callable[[Scope], Response | None] | None = None,
+    routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
     """One Starlette app serving several adapters' apps and running all their lifespans.
 
@@ -57,6 +58,8 @@ def combine(
         refuse: ``refuse(scope)`` asked first for every request under ``prefix``: a response
             to answer instead of any app (``serve --tenant-from path --token`` refuses another
             tenant's token with it), or ``None``.
+        routes: routes of the server itself, outside ``prefix`` and matched first (every
+            tenant's protected resource metadata under ``/.well-known/``).
 
     Raises:
         ValueError: ``apps`` is empty.
@@ -89,7 +92,7 @@ def combine(
                 await stack.enter_async_context(part.router.lifespan_context(part))
             yield
 
-    return Starlette(routes=[Mount(prefix, app=dispatch)], lifespan=lifespan)
+    return Starlette(routes=[*routes, Mount(prefix, app=dispatch)], lifespan=lifespan)
 
 
 def http_parts(
