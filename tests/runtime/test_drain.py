@@ -20,6 +20,7 @@ from foldkit_agent import (
     message_union,
     surface,
 )
+from tests.support.approval_app import HeldApprover, shelf
 from tests.support.drain_app import Definition as HoldDefinition
 from tests.support.drain_app import Hold
 
@@ -169,3 +170,26 @@ async def test_a_drain_cut_short_aborts_and_answers_the_calls_before_its_deadlin
     assert [(e.decision, e.outcome) for e in rt.audit.entries()] == [
         ("unknown", "AgentCancelledError")
     ]
+
+
+async def test_a_call_waiting_for_its_approval_is_answered_when_the_drain_begins() -> None:
+    approver = HeldApprover()
+    async with shelf("milk") as (running, rt):
+        call = asyncio.ensure_future(
+            rt.call("remove_item", {"title": "milk"}, Invocation(approver=approver))
+        )
+        await approver.asked.wait()
+        # a deadline nobody waits out: the waiting call is answered without it
+        async with asyncio.timeout(60):  # a test that would otherwise wait out the hour
+            drained = await drain(rt, within=3600)
+        outcome = await call
+        assert (drained.in_flight, drained.aborted, drained.left) == (1, 0, 0)
+        assert outcome.kind == "refused"
+        assert outcome.data["_tag"] == "AgentCancelledError"
+        assert outcome.data["dispatched"] is False
+        assert "nothing was sent" in outcome.text
+        assert approver.cancelled == 1
+        assert rt.audit is not None
+        entries = rt.audit.entries()
+        assert [(e.decision, e.outcome) for e in entries] == [("refused", "AgentCancelledError")]
+        assert running.model().items == ("milk",)  # nothing removed

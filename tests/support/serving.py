@@ -131,7 +131,8 @@ async def serve_process(
             yield found.group(0)
             tg.cancel_scope.cancel()
     finally:
-        proc.terminate()
+        if proc.returncode is None:  # a test may have stopped it with a signal of its own
+            proc.terminate()
         with anyio.fail_after(15):
             rest = await err.read()  # the process ends once its pipes are read to the end
             await proc.wait()

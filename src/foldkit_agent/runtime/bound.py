@@ -238,14 +238,15 @@ class AgentRuntime(Generic[M, P, E]):
                 self.idle.remove(fut)
         return not self.calls_in_flight
 
-    def abort_in_flight(self) -> int:
-        """Set the signal of every invocation in flight; each then answers that it was
+    def abort_in_flight(self, *, asking: bool = False) -> int:
+        """Set the signal of every invocation in flight (with ``asking``, only of those waiting
+        for their approval: nothing of theirs was sent); each then answers that it was
         cancelled (with whether its Message was sent) and writes its one audit entry.
 
         Returns:
             How many invocations were aborted.
         """
-        running = list(self.calls_in_flight)
+        running = [call for call in self.calls_in_flight if call.asking or not asking]
         for call in running:
             call.abort()
         return len(running)

@@ -6,7 +6,10 @@ connection:
 1. every runtime stops accepting: a call that arrives now is refused before it runs, with an
    :class:`~foldkit_agent.errors.AgentCancelledError` saying the server is shutting down and
    nothing was sent;
-2. the calls in flight get up to ``within`` seconds to finish on their own (by default the
+   a call waiting for a person's approval is answered at once that the server shut down
+   and nothing was sent (nobody can be relied on to answer a server that is stopping, and
+   nothing of it needs finishing);
+2. the other calls in flight get up to ``within`` seconds to finish on their own (by default the
    longest completion timeout in the contracts plus :data:`DRAIN_MARGIN`, so a call that
    would have completed does);
 3. each one still running then has its signal set: it answers in its protocol's words that
@@ -102,6 +105,7 @@ async def drain(
     loop = asyncio.get_running_loop()
     for rt in runtimes:
         rt.stop_accepting()
+        rt.abort_in_flight(asking=True)
     in_flight = sum(rt.pending() for rt in runtimes)
     deadline = loop.time() + deadline_in
 

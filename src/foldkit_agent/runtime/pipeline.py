@@ -108,6 +108,8 @@ class Call:
         approved_by: who approved (``Approval.by``), when approved.
         approval_text: what the person was asked, in one line (``ApprovalRequest.shown``).
         approval_asks: how many times they were asked (``None`` when never).
+        asking: ``True`` while the confirm step waits for the approval (a drain answers such
+            a call at once: nothing was sent).
         declined_by: who declined (``Approval.by``), when declined.
         decision: the audit decision, once the call ended (unset before): ``"dispatched"``,
             ``"refused"`` or ``"unknown"``.
@@ -121,6 +123,7 @@ class Call:
         "approval_asks",
         "approval_text",
         "approved_by",
+        "asking",
         "audit",
         "decision",
         "declined_by",
@@ -160,6 +163,7 @@ class Call:
         self.approved_by: str | None = None
         self.approval_text: str | None = None
         self.approval_asks: int | None = None
+        self.asking = False
         self.declined_by: str | None = None
         # model is set by the available step, before anything reads it; decision and outcome
         # when the call ends.
@@ -459,7 +463,15 @@ class Call:
                 ``"stale"``.
             AgentCancelledError: the signal was set while waiting (``dispatched=False``).
         """
-        return await approve(self, plan, decoded, message)
+        # A stopping server has nobody to rely on for an answer, and nothing is sent yet: a
+        # call that reaches this step during a drain is answered at once (see drain()).
+        self.asking = True
+        if self.rt.draining:
+            self.abort()
+        try:
+            return await approve(self, plan, decoded, message)
+        finally:
+            self.asking = False
 
     # -- 7. send ----------------------------------------------------------------------------
 
