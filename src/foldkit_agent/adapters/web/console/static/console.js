@@ -20,6 +20,10 @@
     return node ? node.content : null;
   }
 
+  // Said to the person (the agent's refusal tells the agent what to do next).
+  var STALE_NOTE = "Your approval was not carried out and nothing was sent: the application " +
+    "changed after you were asked, so the request no longer matched what it would do. " +
+    "The agent has been told; if it asks again, you will see the new request.";
   var csrf = meta("csrf-token") ? { token: meta("csrf-token"), header: meta("csrf-header") } : null;
 
   async function token() {
@@ -133,7 +137,7 @@
     var got = await post(answers + "/approvals/" + encodeURIComponent(button.dataset.key), body);
     // an approval that sent nothing (the application changed meanwhile) says so
     var note = document.getElementById("answer-note");
-    if (note) note.textContent = got.ok && got.data.reason === "stale" ? got.data.text : "";
+    if (note) note.textContent = got.ok && got.data.reason === "stale" ? STALE_NOTE : "";
     if (!got.ok) {
       error.textContent = got.text || "The answer was not taken.";
       card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
