@@ -57,10 +57,16 @@ class Issuer:
     # -- clients and users ----------------------------------------------------------------------
 
     def add_agent(
-        self, client_id: str, secret: str, scopes: Sequence[str], *, refresh: bool = True
+        self,
+        client_id: str,
+        secret: str,
+        scopes: Sequence[str],
+        *,
+        refresh: bool = True,
+        redirects: Sequence[str] = (REDIRECT, "http://localhost:3/ts-callback"),
     ) -> None:
         """A pre-registered confidential client whose tokens name the resource in ``aud``;
-        issued refresh tokens unless ``refresh`` is false."""
+        issued refresh tokens unless ``refresh`` is false; sent back to ``redirects``."""
         app, models, backend = self.server.app, self.server.models, self.server.backend
         with app.app_context():
             resource = backend.query(models.Client, client_id=self.resource)[0]
@@ -72,7 +78,7 @@ class Issuer:
                 response_types=["code"],
                 token_endpoint_auth_method="client_secret_basic",
                 scope=list(scopes),
-                redirect_uris=[REDIRECT, "http://localhost:3/ts-callback"],
+                redirect_uris=list(redirects),
             )
             backend.save(client)
             client.audience = [client, resource]

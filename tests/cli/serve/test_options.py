@@ -56,7 +56,11 @@ ISSUER, AUDIENCE = "https://auth.example", "https://todo.example/mcp"
         ),
         (
             {"mcp": "http", "auth_issuer": ISSUER, "audience": AUDIENCE, "client_secret": "s"},
-            "--client-id and --client-secret go with --introspect URL",
+            "--client-secret goes with --introspect URL or --client-id ID",
+        ),
+        (
+            {"mcp": "http", "auth_issuer": ISSUER, "audience": AUDIENCE, "client_id": "c"},
+            "--client-id goes with --introspect URL, or with --console or --webmcp",
         ),
         (
             {"mcp": "stdio", "auth_issuer": ISSUER, "audience": AUDIENCE},

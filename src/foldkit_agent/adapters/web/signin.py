@@ -30,12 +30,15 @@ from __future__ import annotations
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...edge.tokens import Grant, TokenTable
+
+if TYPE_CHECKING:
+    from .issuer_signin import IssuerSignIn
 
 __all__ = [
     "APPROVER_SCOPE",
@@ -118,20 +121,34 @@ class People:
     Args:
         tokens: the server's token table (the same one MCP and A2A check).
         cap: sessions kept at once (least recently used dropped first).
+        issuer: a person may also sign in through the server's OAuth issuer
+            (:class:`~foldkit_agent.adapters.web.issuer_signin.IssuerSignIn`), or ``None``.
 
     Raises:
         ValueError: ``cap`` below 1.
     """
 
-    def __init__(self, tokens: TokenTable[Grant], cap: int = DEFAULT_PEOPLE_SESSIONS) -> None:
+    def __init__(
+        self,
+        tokens: TokenTable[Grant],
+        cap: int = DEFAULT_PEOPLE_SESSIONS,
+        *,
+        issuer: IssuerSignIn | None = None,
+    ) -> None:
         if cap < 1:
             raise ValueError(f"the cap on signed-in sessions must be at least 1, got {cap}")
+        self.issuer = issuer
         self._tokens = tokens
         self._cap = cap
         self._sessions: OrderedDict[str, Grant] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    @property
+    def takes_tokens(self) -> bool:
+        """Whether a person may sign in with a token (the table holds any)."""
+        return len(self._tokens) > 0
 
     def sign_in(self, token: str) -> str | None:
         """A new session for the person of ``token``, or ``None`` for an unknown token."""

@@ -141,14 +141,15 @@ FLAGS: Final[dict[str, Flag]] = {
         OAUTH,
     ),
     "client_id": Flag(
-        "With --introspect: this server's client id at the authorization server (default: "
-        "the --audience)",
+        "This server's client id at the authorization server: with --introspect, the "
+        "resource's (default: the --audience); with --console or --webmcp, people sign in "
+        "through the issuer as this client (authorization code with PKCE)",
         "ID",
         OAUTH,
     ),
     "client_secret": Flag(
-        "With --introspect: this server's client secret at the authorization server (better "
-        "set in the environment variable, out of sight of ps)",
+        "This server's client secret at the authorization server, for --introspect and a "
+        "person's sign-in (better set in the environment variable, out of sight of ps)",
         "SECRET",
         OAUTH,
         envvar="FOLDKIT_AGENT_CLIENT_SECRET",

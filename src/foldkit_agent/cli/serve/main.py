@@ -262,7 +262,9 @@ def _announce(options: ServeOptions, origin: str, at: str) -> None:
         _say(f"serving the WebMCP page at {origin}/")
     if options.serves_console:
         _say(f"serving the console at {origin}/console")
-    if options.signs_in:
+    if options.issuer_sign_in and options.signs_in:
+        _say(f"  people sign in at {options.auth_issuer} to use the page and the console")
+    elif options.signs_in:
         _say("  people sign in with a --token to use the page and the console")
     elif options.webmcp or options.console:
         _say("  no --token: no sign-in, so the page and the console answer on loopback only")

@@ -158,7 +158,8 @@ class ServeOptions:
             A2A require, and this resource's URL every token must name
             (:meth:`oauth_options`).
         introspect, client_id, client_secret: introspect tokens at this endpoint (RFC 7662)
-            with these client credentials (``client_id`` defaults to ``audience``).
+            with these client credentials (``client_id`` defaults to ``audience``); with the
+            console or the page, people sign in through the issuer as ``client_id``.
         auth_scopes: the scopes a client asks for first (``OAuthOptions.scopes``).
 
     Raises:
@@ -279,13 +280,19 @@ class ServeOptions:
 
     @property
     def signs_in(self) -> bool:
-        """Whether people sign in to the page and the console (there are ``tokens``)."""
-        return bool(self.tokens) and (self.webmcp or self.console)
+        """Whether people sign in to the page and the console (there are ``tokens``, or
+        they sign in through the issuer: :attr:`issuer_sign_in`)."""
+        return (bool(self.tokens) or self.issuer_sign_in) and (self.webmcp or self.console)
+
+    @property
+    def issuer_sign_in(self) -> bool:
+        """Whether people sign in through ``--auth-issuer`` as ``--client-id``."""
+        return self.auth_issuer is not None and self.client_id is not None
 
     @property
     def serves_console(self) -> bool:
         """Whether the console is served: asked for, or where the page's people sign in."""
-        return self.console or (self.webmcp and bool(self.tokens))
+        return self.console or (self.webmcp and self.signs_in)
 
     @property
     def loopback(self) -> bool:
@@ -512,8 +519,13 @@ class ServeOptions:
             )
         if self.mcp == "stdio":
             return "--auth-issuer checks bearer tokens over HTTP; a --mcp stdio server has none"
-        if self.introspect is None and (self.client_id or self.client_secret):
-            return "--client-id and --client-secret go with --introspect URL"
+        if self.introspect is None and self.client_secret and not self.client_id:
+            return "--client-secret goes with --introspect URL or --client-id ID"
+        if self.introspect is None and self.client_id and not (self.console or self.webmcp):
+            return (
+                "--client-id goes with --introspect URL, or with --console or --webmcp "
+                "(people sign in through the issuer as that client)"
+            )
         if self.introspect is not None and not self.client_secret:
             return (
                 "--introspect needs this server's client secret at the authorization server: "

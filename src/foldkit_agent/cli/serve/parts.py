@@ -148,7 +148,7 @@ def http_parts(
     if options.signs_in:
         from ...adapters.web.signin import People
 
-        people = People(token_table(options.tokens))
+        people = People(token_table(options.tokens), issuer=_issuer_sign_in(options, shared))
     if options.serves_console:
         from ...adapters.web.console import console_app
 
@@ -183,6 +183,17 @@ def http_parts(
         a2a = partial(a2a_app, name=name, version=version, base_url=base_url, options=shared)
         parts.append(partial(a2a, task_store=task_store, calls=calls))
     return parts
+
+
+def _issuer_sign_in(options: ServeOptions, shared: HttpOptions) -> Any:
+    """How people sign in through the issuer (``--auth-issuer`` with ``--client-id``), with
+    the server's one verifier, else ``None``."""
+    if shared.oauth is None or options.client_id is None:
+        return None
+    from ...adapters.web.issuer_signin import IssuerSignIn
+
+    scopes = ("openid", *(s for s in options.auth_scopes if s != "openid"))
+    return IssuerSignIn(shared.oauth, options.client_id, options.client_secret, scopes)
 
 
 def load_agent(reference: str) -> Any:

@@ -59,6 +59,7 @@ _HEADERS = HEADERS
 _POST = Rules(origin="page")
 _SIGN_IN = Rules(origin="page", public=True)
 _READ = Rules(origin="none", body=False)
+_CALLBACK = f"{CONSOLE_PATH}/sign-in/callback"  # where the issuer sends a person back
 
 
 @dataclass(eq=False)
@@ -246,7 +247,11 @@ class Console:
     async def sign_in_page(self, request: Request) -> Response:
         if not self.signs_in:
             return RedirectResponse(CONSOLE_PATH, status_code=303)
-        html = self.env.get_template("sign_in.html").render(title=self.title)
+        html = self.env.get_template("sign_in.html").render(
+            title=self.title,
+            tokens=self.people.takes_tokens,
+            issuer=None if self.people.issuer is None else CONSOLE_PATH + "/sign-in/issuer",
+        )
         return HTMLResponse(html, headers=_HEADERS)
 
     async def sign_in(self, request: Request) -> Response:
@@ -258,6 +263,31 @@ class Console:
             return JSONResponse({"error": "That token is not accepted."}, 401, _HEADERS)
         response = JSONResponse({"ok": True, "next": CONSOLE_PATH}, headers=_HEADERS)
         set_person_cookie(response, request, sid)
+        return response
+
+    async def sign_in_at_issuer(self, request: Request) -> Response:
+        """``GET sign-in/issuer``: to the issuer's authorization endpoint (code with PKCE)."""
+        issuer = self.people.issuer
+        back = str(request.base_url).rstrip("/") + _CALLBACK
+        url = None if issuer is None else await issuer.start(back)
+        if url is None:
+            return JSONResponse({"error": "Signing in at the issuer is not possible now."}, 503)
+        return RedirectResponse(url, status_code=303)
+
+    async def callback(self, request: Request) -> Response:
+        """``GET sign-in/callback``: the issuer's code exchanged, its token verified, and the
+        person's session opened, as a token's sign-in opens it."""
+        issuer, query = self.people.issuer, request.query_params
+        grant = (
+            None if issuer is None else await issuer.finish(query.get("state"), query.get("code"))
+        )
+        if grant is None:
+            return JSONResponse({"error": "That sign-in was not accepted."}, 401, _HEADERS)
+        # A page of our own moves on to the console: the navigation from the issuer is
+        # cross-site, so a redirect would not yet carry the SameSite=Strict cookie.
+        html = self.env.get_template("signed_in.html").render(title=self.title, next=CONSOLE_PATH)
+        response = HTMLResponse(html, headers=_HEADERS)
+        set_person_cookie(response, request, self.people.open(grant))
         return response
 
     async def sign_out(self, request: Request) -> Response:
@@ -317,7 +347,9 @@ def console_app(
     Returns:
         A Starlette app with the routes ``GET /console``, ``GET /console/parts``,
         ``GET /console/events``, ``POST /console/approvals/<key>``, ``GET|POST
-        /console/sign-in``, ``POST /console/sign-out`` and ``GET /console/static/<file>``.
+        /console/sign-in``, ``POST /console/sign-out``, ``GET /console/static/<file>`` and,
+        when ``people`` sign in through the issuer, ``GET /console/sign-in/issuer`` and its
+        ``GET /console/sign-in/callback``.
 
     Example:
         >>> people = People(TokenTable({"alice-token-0123456789": Grant("alice")}))
@@ -359,6 +391,8 @@ def console_app(
             Route(f"{base}/sign-in", console.sign_in_page, methods=["GET"]),
             Route(f"{base}/sign-in", console.sign_in, methods=["POST"]),
             Route(f"{base}/sign-out", console.sign_out, methods=["POST"]),
+            Route(f"{base}/sign-in/issuer", console.sign_in_at_issuer, methods=["GET"]),
+            Route(_CALLBACK, console.callback, methods=["GET"]),
             Route(f"{base}/static/{{name}}", console.asset, methods=["GET"]),
         ],
         middleware=[guard],
