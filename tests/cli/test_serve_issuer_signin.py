@@ -9,7 +9,7 @@ token itself never reaches the browser.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -29,6 +29,17 @@ CONSOLE_SECRET = "todo-console-secret"
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[Issuer]:
+    """A Canaille of this module's own: a person's sign-in in Chromium leaves the issuer
+    asking alice's consent again for the other tests' agent client."""
+    from tests.support.issuer import running_issuer
+    from tests.support.mcp_helpers import free_port
+
+    with running_issuer(f"http://127.0.0.1:{free_port()}/mcp") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
