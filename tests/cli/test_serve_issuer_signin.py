@@ -1,5 +1,6 @@
-"""``serve --console --auth-issuer URL --client-id ID``: a person signs in to the console at
-the issuer (Canaille on loopback), in headless Chromium, and signs out.
+"""``serve --console|--webmcp --auth-issuer URL --client-id ID``: a person signs in to the
+console at the issuer (Canaille on loopback), in headless Chromium, and signs out; the page's
+person signs in the same way and the page opens for them.
 
 The console sends the browser to the issuer's authorization endpoint (code with PKCE), the
 issuer sends it back with a code, the server exchanges it and checks the token with its one
@@ -92,3 +93,32 @@ async def test_a_person_signs_in_at_the_issuer_sees_the_console_and_signs_out(
     assert query["client_id"] == [CONSOLE_CLIENT]
     assert query["redirect_uri"] == [callback]
     assert "openid" in query["scope"][0].split()
+
+
+async def test_the_pages_person_signs_in_at_the_issuer_and_the_page_opens(
+    issuer: Issuer, browser: Browser
+) -> None:
+    port = urlsplit(issuer.resource).port
+    assert port is not None
+    callback = f"http://127.0.0.1:{port}/console/sign-in/callback"
+    issuer.add_agent("todo-page", "todo-page-secret", ["openid"], redirects=[callback])
+    flags = (
+        "--mcp", "http", "--webmcp", "--auth-issuer", issuer.url, "--audience",
+        issuer.resource, "--client-id", "todo-page",
+    )  # fmt: skip
+    env = {"FOLDKIT_AGENT_CLIENT_SECRET": "todo-page-secret"}
+    async with serving(*flags, target="examples.todo:runtime", port=port, env=env) as server:
+        context = await browser.new_context()
+        try:
+            page = await context.new_page()
+            await page.goto(f"{server.origin}/")
+            assert page.url == f"{server.origin}/console/sign-in?next=/"  # not signed in yet
+            await page.get_by_test_id("sign-in-issuer").click()
+            await page.get_by_text("Signed in as").wait_for(timeout=TIMEOUT_MS)
+            opened = await page.goto(f"{server.origin}/")
+            assert opened is not None
+            assert opened.status == 200
+            assert page.url == f"{server.origin}/"  # the page answers the signed-in person
+            assert "webmcp.js" in await page.content()
+        finally:
+            await context.close()
