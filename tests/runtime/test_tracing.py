@@ -7,6 +7,7 @@ opentelemetry-api). F03: refusals are spans too, with their error tag as the out
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Iterator
 
@@ -15,8 +16,10 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
 
 from foldkit_agent import AgentError, Invocation, agent
+from foldkit_agent.runtime import bound
 from tests.support.audit_app import bind
 from tests.support.fresh import fresh_python_lines
 from tests.support.paths import ROOT
@@ -35,6 +38,18 @@ def _install() -> None:
     if not getattr(provider, "_foldkit_test_exporter", False):
         provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
         provider._foldkit_test_exporter = True  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _provider_unset_after_this_module() -> Iterator[None]:
+    """This module sets the process's global tracer provider (once per process, by
+    OpenTelemetry's rule), and from then on the runtime traces every call and MCP servers are
+    built observed. The other test files a pytest worker runs expect no provider, so it is
+    unset again afterwards, as OpenTelemetry's own test utilities reset it."""
+    yield
+    trace._TRACER_PROVIDER = None  # pyright: ignore[reportPrivateUsage]
+    trace._TRACER_PROVIDER_SET_ONCE = Once()  # pyright: ignore[reportPrivateUsage]
+    bound._tracing[0] = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.fixture
