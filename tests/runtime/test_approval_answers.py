@@ -56,7 +56,11 @@ class Added(Message):
     title: str
 
 
-Msg = message_union(Selected, Deleted, Renamed, Added)
+class DeletedSelected(Message):
+    """Names no note: the update deletes whichever is selected when it runs."""
+
+
+Msg = message_union(Selected, Deleted, Renamed, Added, DeletedSelected)
 
 
 def update(board: Board, msg: Any) -> Board:
@@ -69,6 +73,9 @@ def update(board: Board, msg: Any) -> Board:
         notes = tuple(n.model_copy(update={"title": msg.title}) if n.id == msg.id else n
                       for n in board.notes)  # fmt: skip
         return board.model_copy(update={"notes": notes})
+    if isinstance(msg, DeletedSelected):
+        notes = tuple(n for n in board.notes if n.id != board.selected)
+        return Board(notes=notes, selected=None)
     if isinstance(msg, Added):
         note = Note(id=f"n{len(board.notes) + 1}", title=msg.title)
         return board.model_copy(update={"notes": (*board.notes, note)})
@@ -101,6 +108,12 @@ Contract = Notes.make(
                 describe=lambda request: f'Delete the note "{_selected_title(request.model)}"',
             ),
             Added: Notes.variant(name="add_note", description="Add a note", confirm=True),
+            DeletedSelected: Notes.variant(
+                name="delete_selection",
+                description="Delete the selected note (no sentence of its own)",
+                available=lambda board: board.selected is not None,
+                confirm=True,
+            ),
         }
     ),
 )
@@ -159,6 +172,26 @@ async def test_a_changed_preview_asks_again_and_only_that_answer_sends() -> None
     assert asked[1].sentence == 'Delete the note "oat milk"'
     assert asked[1].text().splitlines()[1].startswith("The application changed while you")
     assert (entry.approval, entry.approval_asks) == ("approved", 2)  # re-asked
+
+
+async def test_another_note_selected_meanwhile_asks_again_though_the_message_names_none() -> None:
+    """The same Message and a removal at another position of the same list: the person saw
+    "eggs" go, and approving must not delete "milk" instead."""
+    answers = iter(["select eggs, approve", "approve"])
+
+    async def person(request: ApprovalRequest, running: Any) -> Approval:
+        if next(answers) == "select eggs, approve":
+            running.dispatch(Selected(id="n2"))
+        return Approval(approved=True, by="ann")
+
+    outcome, (board, entry), asked = await _run("delete_selection", {}, person)
+    assert [r.summary for r in asked] == [
+        'removes notes.0 (was {"id": "n1", "title": "milk"})',
+        'removes notes.1 (was {"id": "n2", "title": "eggs"})',
+    ]
+    assert outcome.ok is True
+    assert [n.title for n in board.notes] == ["milk"]  # what the second answer was shown
+    assert (entry.approval, entry.approval_asks) == ("approved", 2)
 
 
 async def test_a_second_change_refuses_the_call_as_stale() -> None:
@@ -259,3 +292,28 @@ def test_property_a_declined_or_stale_call_never_sends(answers: list[str]) -> No
         assert outcome.data["_tag"] == AgentApprovalError.tag
         assert outcome.data["reason"] in {"declined", "stale"}
         assert entry.decision == "refused"
+
+
+@settings(max_examples=40, deadline=None)
+@given(selections=st.lists(st.sampled_from(["n1", "n2", None]), min_size=1, max_size=3))
+def test_property_an_approved_call_removes_only_the_note_its_last_question_showed(
+    selections: list[str | None],
+) -> None:
+    """Whatever is selected while the person decides, a note is deleted only as the last
+    question asked previewed it (a Message that names no note included)."""
+    script = iter(selections)
+
+    async def person(request: ApprovalRequest, running: Any) -> Approval:
+        chosen = next(script, "keep")
+        if chosen != "keep":
+            running.dispatch(Selected(id=chosen))
+        return Approval(approved=True, by="ann")
+
+    outcome, (board, _entry), asked = asyncio.run(_run("delete_selection", {}, person))
+    gone = {n.title for n in START.notes} - {n.title for n in board.notes}
+    if outcome.ok:
+        (title,) = gone
+        assert f'"title": "{title}"' in (asked[-1].summary or "")
+    else:
+        assert gone == set()
+        assert outcome.data["reason"] == "stale"

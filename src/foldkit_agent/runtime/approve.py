@@ -21,7 +21,7 @@ from ..contract.approval import Approval, ApprovalRequest, ApprovalsFull, short_
 from ..contract.calls import AuthorizationRequest
 from ..errors import AgentApprovalError, AgentError
 from .plan import Plan, holds
-from .preview import preview_of
+from .preview import preview_of, value_at
 from .race import Abort, Deadline, race
 
 if TYPE_CHECKING:
@@ -185,20 +185,28 @@ def _differs(shown: ApprovalRequest, fresh: ApprovalRequest) -> bool:
     """Whether the person would now be shown something else than what they approved."""
     return (
         fresh.message != shown.message
-        or _unplaced(fresh.preview) != _unplaced(shown.preview)
+        or _unplaced(fresh) != _unplaced(shown)
         or fresh.effects != shown.effects
         or fresh.sentence != shown.sentence
     )
 
 
-def _unplaced(patch: list[dict[str, Any]] | None) -> Any:
-    """``patch`` with list positions left out of its paths: another call removing an earlier
-    item shifts where this one's change lands, not what it changes (the Message, compared
-    beside it, says which item)."""
+def _unplaced(request: ApprovalRequest) -> Any:
+    """The preview's operations with list positions left out of their paths, each beside the
+    value it removes, replaces or moves: another call removing an earlier item shifts where
+    this one's change lands, not what it changes, but a change to another item is another
+    change (a Message may name no item at all: "delete the selected note")."""
+    patch = request.preview
     if patch is None:
         return None
     return [
-        {k: _no_positions(v) if k in ("path", "from") else v for k, v in op.items()} for op in patch
+        {
+            **{k: _no_positions(v) if k in ("path", "from") else v for k, v in op.items()},
+            "was": None
+            if op.get("op") == "add"  # what is at an insertion point is not what it changes
+            else value_at(request.before, str(op.get("from", op.get("path", "")))),
+        }
+        for op in patch
     ]
 
 

@@ -72,9 +72,11 @@ def summarize_patch(before: Any, patch: Sequence[Mapping[str, Any]]) -> str:
         if kind == "add":
             parts.append(f"adds {path} = {_short(op.get('value'))}")
         elif kind == "remove":
-            parts.append(f"removes {path} (was {_short(_at(before, str(op.get('path', ''))))})")
+            parts.append(
+                f"removes {path} (was {_short(value_at(before, str(op.get('path', ''))))})"
+            )
         elif kind == "replace":
-            old = _short(_at(before, str(op.get("path", ""))))
+            old = _short(value_at(before, str(op.get("path", ""))))
             parts.append(f"changes {path} from {old} to {_short(op.get('value'))}")
         elif kind == "move":
             parts.append(f"moves {_dotted(str(op.get('from', '')))} to {path}")
@@ -187,7 +189,8 @@ def _dotted(pointer: str) -> str:
     return ".".join(parts)
 
 
-def _at(doc: Any, pointer: str) -> Any:
+def value_at(doc: Any, pointer: str) -> Any:
+    """The value at JSON Pointer ``pointer`` in ``doc``, or ``None`` where there is none."""
     try:
         return cast(Any, jsonpointer).resolve_pointer(doc, pointer)
     except Exception:
