@@ -157,3 +157,25 @@ def test_a_key_answers_only_its_own_input(
         assert seen == "replay"
     else:
         assert seen == ("running" if lease > now else "lost")
+
+
+async def test_a_retry_of_a_call_that_made_its_capability_go_away_answers_the_first_call() -> None:
+    """clear_selection is available only while a todo is selected, and clears it: the answer
+    the caller lost is still its key's, though the capability is no longer offered."""
+    async with run_todo() as (running, rt):
+        await rt.messages.dispatch_unknown("create_todo", {"title": "Milk"})
+        (todo,) = running.model().todos
+        await rt.messages.dispatch_unknown("select_todo", {"id": todo.id})
+        first = await rt.messages.dispatch_unknown("clear_selection", {}, keyed("k"))
+        again = await rt.messages.dispatch_unknown("clear_selection", {}, keyed("k"))
+        assert again.invocation.id == first.invocation.id
+        assert again.message == first.message
+        outcome = await rt.call("clear_selection", {}, keyed("another key"))
+        assert outcome.ok is False
+        assert outcome.data["_tag"] == "AgentCapabilityUnavailableError"  # a new call
+        assert rt.audit is not None
+        assert [(e.decision, e.outcome) for e in rt.audit.entries()[-3:]] == [
+            ("dispatched", "ok"),
+            ("refused", "replayed"),
+            ("refused", "AgentCapabilityUnavailableError"),
+        ]

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic_core import to_jsonable_python
 
 from ..audit.keys import KeyRecord, KeyStore, MemoryKeys, verdict
-from ..errors import AgentIdempotencyError
+from ..errors import AgentError, AgentIdempotencyError
 from .results import CompletionOutcome, DispatchResult, dispatch_result
 
 if TYPE_CHECKING:
@@ -198,6 +198,23 @@ class IdempotencyKeys:
             return self._replayed(call, plan, held.outcome)
         reason = {"conflict": "conflict", "running": "in_progress"}.get(seen, "unknown")
         raise AgentIdempotencyError(capability=plan.name, reason=reason)
+
+    async def replay(self, call: Call, plan: Plan, key: str) -> DispatchResult | None:
+        """The answer to a retry of a capability that is no longer available: its key's first
+        call's result when that call finished with the same input, else ``None`` and the
+        refusal stands (a key it took is let go at once, nothing having been sent).
+
+        The first call may itself be what made the capability go away (``clear_selection``
+        clears what makes it available), and its answer may be what the caller lost.
+        """
+        try:
+            got = await self.claim(call, plan, plan.decode(plan.name, call.payload), key)
+        except AgentError:
+            return None
+        if isinstance(got, Held):
+            await got.end(call, None)
+            return None
+        return got
 
     def _replayed(self, call: Call, plan: Plan, kept: Any) -> DispatchResult:
         """The first call's result, from what :meth:`Held.end` kept of it."""

@@ -197,7 +197,17 @@ class Call:
         try:
             plan = self.resolve()  # 1 (from here on the call holds its invocation id)
             claimed = True
-            self.available(plan)  # 2
+            try:
+                self.available(plan)  # 2
+            except AgentCapabilityUnavailableError:
+                # a retry whose first call made its capability go away answers that call
+                key = self.invocation.idempotency_key
+                got = None if key is None else await rt.idempotency.replay(self, plan, key)
+                if got is None:
+                    raise
+                asked = True
+                outcome = "replayed"
+                return got
             decoded = plan.decode(plan.name, self.payload)  # 3
             if plan.authorizes:  # 4
                 asked = plan.principal is not None
