@@ -473,9 +473,7 @@ class Call:
                 ``"stale"``.
             AgentCancelledError: the signal was set while waiting (``dispatched=False``).
         """
-        # A stopping server has nobody to rely on for an answer, and nothing is sent yet: a
-        # call that reaches this step during a drain is answered at once (see drain()).
-        self.asking = True
+        self.asking = True  # a drain answers it at once: nothing is sent, nobody to rely on
         if self.rt.draining:
             self.abort()
         try:

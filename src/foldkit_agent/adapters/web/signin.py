@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVER_SCOPE",
     "DEFAULT_PEOPLE_SESSIONS",
+    "DEFAULT_SESSIONS_PER_PERSON",
     "LOCAL_PERSON",
     "PERSON_COOKIE",
     "SIGN_IN_PAGE",
@@ -64,6 +65,9 @@ APPROVER_SCOPE: Final = "approver"
 
 DEFAULT_PEOPLE_SESSIONS: Final = 1024
 """Signed-in sessions kept at once; the least recently used goes first."""
+DEFAULT_SESSIONS_PER_PERSON: Final = 16
+"""Signed-in sessions one person (one subject) keeps at once; their own least recently used
+goes first, so signing in again and again never signs anybody else out."""
 
 LOCAL_PERSON: Final = Grant("local person", (APPROVER_SCOPE,))
 """Who answers on a server without tokens: whoever can reach its loopback port."""
@@ -116,16 +120,19 @@ class ApproverPolicy:
 
 
 class People:
-    """The signed-in people of one server: session id -> :class:`Grant`, at most ``cap``.
+    """The signed-in people of one server: session id -> :class:`Grant`, at most ``cap``, and
+    at most ``per_person`` of one subject.
 
     Args:
         tokens: the server's token table (the same one MCP and A2A check).
         cap: sessions kept at once (least recently used dropped first).
+        per_person: sessions one subject keeps at once (their own least recently used
+            dropped first: one person signing in many times signs out only themselves).
         issuer: a person may also sign in through the server's OAuth issuer
             (:class:`~foldkit_agent.adapters.web.issuer_signin.IssuerSignIn`), or ``None``.
 
     Raises:
-        ValueError: ``cap`` below 1.
+        ValueError: ``cap`` or ``per_person`` below 1.
     """
 
     def __init__(
@@ -133,14 +140,19 @@ class People:
         tokens: TokenTable[Grant],
         cap: int = DEFAULT_PEOPLE_SESSIONS,
         *,
+        per_person: int = DEFAULT_SESSIONS_PER_PERSON,
         issuer: IssuerSignIn | None = None,
     ) -> None:
-        if cap < 1:
-            raise ValueError(f"the cap on signed-in sessions must be at least 1, got {cap}")
+        if cap < 1 or per_person < 1:
+            raise ValueError(
+                f"the caps on signed-in sessions must be at least 1, got {cap} and {per_person}"
+            )
         self.issuer = issuer
         self._tokens = tokens
         self._cap = cap
+        self._per_person = per_person
         self._sessions: OrderedDict[str, Grant] = OrderedDict()
+        self._of: dict[str, OrderedDict[str, None]] = {}  # subject -> their sessions, LRU first
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -158,15 +170,29 @@ class People:
     def open(self, grant: Grant) -> str:
         """A new session for ``grant`` (the local person of a server without tokens)."""
         sid = secrets.token_urlsafe(32)
+        mine = self._of.setdefault(grant.subject, OrderedDict())
+        while len(mine) >= self._per_person:
+            self._drop(next(iter(mine)))
+        mine[sid] = None
         self._sessions[sid] = grant
         while len(self._sessions) > self._cap:
-            self._sessions.popitem(last=False)
+            self._drop(next(iter(self._sessions)))
         return sid
+
+    def _drop(self, sid: str) -> None:
+        grant = self._sessions.pop(sid, None)
+        if grant is None:
+            return
+        mine = self._of.get(grant.subject)
+        if mine is not None:
+            mine.pop(sid, None)
+            if not mine:
+                del self._of[grant.subject]
 
     def sign_out(self, sid: str | None) -> None:
         """End the session ``sid`` (nothing when it is unknown)."""
         if sid is not None:
-            self._sessions.pop(sid, None)
+            self._drop(sid)
 
     def person(self, sid: str | None) -> Grant | None:
         """Who session ``sid`` is signed in as, else ``None``."""
@@ -175,6 +201,7 @@ class People:
         grant = self._sessions.get(sid)
         if grant is not None:
             self._sessions.move_to_end(sid)
+            self._of[grant.subject].move_to_end(sid)
         return grant
 
     def session_of(self, request: Request) -> str | None:

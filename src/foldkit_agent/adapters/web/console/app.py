@@ -42,7 +42,7 @@ from ..signin import LOCAL_PERSON, PERSON_COOKIE, ApproverPolicy, People, set_pe
 from .render import HEADERS, Shown, asset_response, render_parts, templates
 from .views import approval_view
 
-__all__ = ["CONSOLE_PATH", "CONSOLE_STREAMS", "CONSOLE_STREAMS_PER_SESSION", "console_app"]
+__all__ = ["CONSOLE_PATH", "CONSOLE_STREAMS", "CONSOLE_STREAMS_PER_PERSON", "console_app"]
 
 _log = logging.getLogger("foldkit_agent.adapters.web.console")
 
@@ -52,8 +52,9 @@ CONSOLE_PATH: Final = "/console"
 CONSOLE_STREAMS: Final = 32
 """Open ``events`` streams of the console, all sessions together (each holds a connection)."""
 
-CONSOLE_STREAMS_PER_SESSION: Final = 4
-"""Open ``events`` streams one signed-in session may hold (a few tabs)."""
+CONSOLE_STREAMS_PER_PERSON: Final = 4
+"""Open ``events`` streams one signed-in person may hold, however many sessions they open (a
+few tabs; per session on a loopback console without sign-in, whose one person is local)."""
 
 _HEADERS = HEADERS
 _POST = Rules(origin="page")
@@ -155,10 +156,10 @@ class Console:
         who = self.person(request)
         if who is None:
             return JSONResponse({"error": "Sign in to the console first."}, 401, _HEADERS)
-        sid = who[0]
+        sid = who[1].subject if self.signs_in else who[0]  # what holds the streams
         if (
             sum(self._streams.values()) >= CONSOLE_STREAMS
-            or self._streams.get(sid, 0) >= CONSOLE_STREAMS_PER_SESSION
+            or self._streams.get(sid, 0) >= CONSOLE_STREAMS_PER_PERSON
         ):
             text = "Too many open console pages; close one and reload."
             return JSONResponse({"error": text}, 429, _HEADERS)
