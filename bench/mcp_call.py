@@ -24,6 +24,7 @@ from typing import Any
 import mcp.types as types
 from mcp import Client
 from mcp.server import Server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from foldkit_agent import Message, Program, agent, message_union
@@ -74,10 +75,16 @@ def fastmcp_server(host: Any) -> Any:
     return fm
 
 
+class _ModernSession:
+    """A 2026-era connection's session, as the handler reads it: nothing is tracked for pushes."""
+
+    protocol_version = max(MODERN_PROTOCOL_VERSIONS)
+
+
 class _FakeCtx:
     """Just enough of a request context for calling the handler directly (no connection)."""
 
-    session: Any = None
+    session: Any = _ModernSession()
     method = "tools/list"
     meta = None
 

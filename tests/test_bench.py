@@ -88,3 +88,23 @@ async def test_the_function_counter_counts_each_scenario_from_a_real_answered_ca
     # a call enters the runtime's dispatch on every path
     names = {qual for _f, _l, qual in results["tools_call"][1]}
     assert any("dispatch" in q.lower() or "run" in q for q in names)
+
+
+async def test_the_tools_list_handler_scenario_calls_the_handler_with_a_context_it_accepts() -> (
+    None
+):
+    """Scenario 5 times ``tools/list``'s handler alone, on a request context of its own: the
+    handler must answer it with every tool, or ``make bench`` stops there."""
+    from bench.mcp_call import Model, _FakeCtx, many, update  # pyright: ignore[reportPrivateUsage]
+    from foldkit_agent import Program, agent
+    from foldkit_agent.adapters.mcp import mcp_server
+
+    definition, tools = many(10)
+    async with Program(init=Model(), update=update).run() as running:
+        server = mcp_server(
+            agent.bind(definition=definition, host=running.host), name="b", version="1"
+        )
+        handler = server.get_request_handler("tools/list")
+        assert handler is not None
+        listed = await handler.handler(_FakeCtx(), None)  # pyright: ignore[reportArgumentType]
+        assert [t.name for t in listed.tools] == [t.name for t in tools]
