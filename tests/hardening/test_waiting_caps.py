@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 import pytest
 
+from foldkit_agent.adapters.web.signin import DEFAULT_SESSIONS_PER_PERSON
 from tests.support.serving import Lines, serve_process
 from tests.support.waiting_callers import (
     A2a,
@@ -105,7 +106,8 @@ class Case:
 
 
 async def _page_visitor(http: Http) -> Holder:
-    return Page(http, sessions=ATTEMPTS // 4, token=DAVE)
+    # as many sessions as one person keeps signed in at once (more sign-ins drop their own)
+    return Page(http, sessions=DEFAULT_SESSIONS_PER_PERSON, token=DAVE)
 
 
 async def _handshake_mcp(http: Http) -> Holder:
