@@ -7,8 +7,6 @@ pinned packages."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,10 +14,8 @@ from playwright.async_api import Page, expect
 
 from examples.todo_web.copilot_panel import HERE, copilot_site
 from tests.support.browser import ARTIFACTS, launch, need_chromium
-from tests.support.paths import ROOT
+from tests.support.bundles import ESBUILD, rebuilt
 from tests.support.serving import served
-
-ESBUILD = ROOT / "tests" / "interop" / "node_modules" / ".bin" / "esbuild"
 
 
 async def ask(page: Page, text: str) -> None:
@@ -73,16 +69,7 @@ async def test_the_panel_shows_the_tool_call_and_the_state_change_the_person_ask
 @pytest.mark.interop
 @pytest.mark.skipif(not ESBUILD.exists(), reason="npm packages are not installed (make node)")
 def test_the_committed_bundle_is_what_make_copilot_panel_builds(tmp_path: Path) -> None:
-    rebuilt = tmp_path / "panel.js"
-    done = subprocess.run(
-        ["make", "-s", "copilot-panel", f"PANEL_OUT={rebuilt}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "MAKEFLAGS": ""},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert rebuilt.read_bytes() == (HERE / "panel.js").read_bytes(), (
+    made = rebuilt("copilot-panel", "PANEL_OUT", tmp_path / "panel.js")
+    assert made == (HERE / "panel.js").read_bytes(), (
         "run `make copilot-panel` and commit examples/todo_web/copilot_panel/panel.js"
     )

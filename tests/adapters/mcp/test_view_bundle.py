@@ -5,15 +5,13 @@ drift from its source or from the pinned package."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.support.bundles import ESBUILD, rebuilt
 from tests.support.paths import ROOT
 
-ESBUILD = ROOT / "tests" / "interop" / "node_modules" / ".bin" / "esbuild"
 BUNDLE = ROOT / "src" / "foldkit_agent" / "adapters" / "mcp" / "view" / "view.js"
 
 
@@ -22,17 +20,8 @@ BUNDLE = ROOT / "src" / "foldkit_agent" / "adapters" / "mcp" / "view" / "view.js
     not ESBUILD.exists(), reason="npm packages are not installed in tests/interop (make node)"
 )
 def test_the_committed_bundle_is_what_make_view_builds(tmp_path: Path) -> None:
-    rebuilt = tmp_path / "view.js"
-    done = subprocess.run(
-        ["make", "-s", "view", f"VIEW_OUT={rebuilt}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "MAKEFLAGS": ""},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert rebuilt.read_bytes() == BUNDLE.read_bytes(), "run `make view` and commit view.js"
+    made = rebuilt("view", "VIEW_OUT", tmp_path / "view.js")
+    assert made == BUNDLE.read_bytes(), "run `make view` and commit view.js"
 
 
 def test_the_bundle_is_one_classic_script_safe_to_inline() -> None:
